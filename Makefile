@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := x86
+OUT := build
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+LDLIBS += -lbpf -lelf -lz
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
+	      -Iinclude -Wall -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
+APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) $(wildcard user/views/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+APP_OBJS := $(patsubst %.c,$(OUT)/%.o,$(APP_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+
+.PHONY: all deps test test-unit test-e2e demo bench install clean format
+all: deps $(OUT)/jittrace $(WORKLOADS)
+
+# Runs first on every build; silent when everything is installed.
+deps:
+	@sh scripts/install-deps.sh
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/common.bpf.h include/jt_abi.h | deps
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/jittrace.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
+
+$(OUT)/jittrace.skel.h: $(OUT)/jittrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name jittrace_bpf > $@
+
+$(OUT)/user/record/%.o: $(OUT)/jittrace.skel.h
+$(OUT)/%.o: %.c $(wildcard include/*.h user/*/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(OUT)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -o $@ $< -lpthread
+
+test: all $(UNIT_BINS)
+	@sh scripts/install-deps.sh --test
+	@sh tests/run.sh $(OUT)
+
+test-unit: $(UNIT_BINS)
+	@sh tests/run.sh $(OUT) unit
+
+test-e2e: all
+	@sh tests/run.sh $(OUT) e2e
+
+demo: all
+	@sh scripts/demo.sh $(OUT)
+
+bench: all
+	@sh tests/bench/bench.sh $(OUT)
+
+install: $(OUT)/jittrace
+	install -D -m 0755 $(OUT)/jittrace $(DESTDIR)$(PREFIX)/bin/jittrace
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux)
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Maps and helpers shared by every jittrace BPF object. The .bpf.c files
+ * are statically linked into one object (bpftool gen object), so the maps
+ * are declared __weak here and the linker keeps a single copy.
+ */
+#ifndef JT_COMMON_BPF_H
+#define JT_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "jt_abi.h"
+
+#define JT_MAX_TRACED 65536
+#define JT_PATH_DEPTH 64
+#define JT_NAME_MASK 255
+#define EBUSY 16
+
+/* 0: only tgids in traced; 1: every process (-a). Set before load. */
+struct jt_config {
+	__u32 trace_all;
+	__u32 self_pid; /* the recorder itself, never traced under -a */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JT_MAX_TRACED);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} traced SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jt_config);
+} jt_cfg SEC(".maps") __weak;
+
+/* Events the ring refused, per CPU: summed and recorded by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps") __weak;
+
+/* Room to build a record that does not fit on the 512-byte BPF stack. */
+struct jt_scratch {
+	char path[2 * JT_PATH_MAX];
+	union {
+		struct jt_map_event map;
+		struct jt_exec_event exec;
+		char raw[sizeof(struct jt_map_event) + JT_PATH_MAX];
+	};
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jt_scratch);
+} scratch SEC(".maps") __weak;
+
+static __always_inline struct jt_scratch *jt_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline bool jt_is_traced(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+
+	if (cfg && cfg->trace_all)
+		return tgid != cfg->self_pid;
+	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,
+					__u32 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+	h->time = bpf_ktime_get_ns();
+}
+
+static __always_inline void jt_count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void jt_emit(void *rec, __u32 size)
+{
+	if (bpf_ringbuf_output(&events, rec, size & 0xffff, 0))
+		jt_count_lost();
+}
+
+struct jt_path_walk {
+	struct dentry *d;
+	struct vfsmount *vfs;
+	struct mount *mnt;
+	__u32 pos; /* start of the path written so far in scratch->path */
+	__u32 flags;
+};
+
+/* One path component per call; bpf_loop keeps the verifier's work flat. */
+static long jt_path_step(__u64 i, void *data)
+{
+	struct jt_path_walk *w = data;
+	struct jt_scratch *s = jt_scratch();
+	/* Locals, so CO-RE relocates only the kernel structs' fields. */
+	struct dentry *d = w->d, *parent, *root;
+	struct vfsmount *vfs = w->vfs;
+	struct mount *mnt = w->mnt;
+	__u32 len, pos = w->pos;
+	struct qstr q;
+
+	if (!s)
+		return 1;
+	parent = BPF_CORE_READ(d, d_parent);
+	root = BPF_CORE_READ(vfs, mnt_root);
+	if (d == root) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt)
+			return 1;
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		w->vfs = &up->mnt;
+		return 0;
+	}
+	if (d == parent)
+		return 1;
+	q = BPF_CORE_READ(d, d_name);
+	len = q.len & JT_NAME_MASK;
+	if (len + 1 >= pos) {
+		w->flags |= JT_MF_PATH_TRUNC;
+		return 1;
+	}
+	pos -= len;
+	bpf_probe_read_kernel(&s->path[pos & (JT_PATH_MAX - 1)], len, q.name);
+	pos--;
+	s->path[pos & (JT_PATH_MAX - 1)] = '/';
+	w->pos = pos;
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * Write the path of file f right-aligned into s->path, crossing mount
+ * points, and copy it to dst. Tracepoint programs may not call
+ * bpf_d_path, hence the dentry walk. Returns the bytes written to dst
+ * including the NUL.
+ */
+static __always_inline __u32 jt_file_path(struct jt_scratch *s,
+					  struct file *f, char *dst,
+					  __u32 *flags)
+{
+	struct jt_path_walk w = { .pos = JT_PATH_MAX - 1 };
+	__u32 pos;
+	long n;
+
+	w.d = BPF_CORE_READ(f, f_path.dentry);
+	w.vfs = BPF_CORE_READ(f, f_path.mnt);
+	w.mnt = container_of(w.vfs, struct mount, mnt);
+	s->path[JT_PATH_MAX - 1] = 0;
+	n = bpf_loop(JT_PATH_DEPTH, jt_path_step, &w, 0);
+	if (n >= JT_PATH_DEPTH)
+		w.flags |= JT_MF_PATH_TRUNC;
+	*flags |= w.flags;
+	pos = w.pos;
+	if (pos == JT_PATH_MAX - 1) {
+		pos--;
+		s->path[pos & (JT_PATH_MAX - 1)] = '/';
+	}
+	bpf_probe_read_kernel(dst, (JT_PATH_MAX - pos) & (JT_PATH_MAX - 1),
+			      &s->path[pos & (JT_PATH_MAX - 1)]);
+	return JT_PATH_MAX - pos;
+}
+
+static __always_inline void jt_fill_vma(struct jt_vma *out,
+					struct vm_area_struct *vma)
+{
+	out->start = BPF_CORE_READ(vma, vm_start);
+	out->end = BPF_CORE_READ(vma, vm_end);
+	out->flags = BPF_CORE_READ(vma, vm_flags);
+	out->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+}
+
+/* Fill the file identity and path of a map event from vma->vm_file. */
+static __always_inline __u32 jt_fill_file(struct jt_scratch *s,
+					  struct jt_map_event *ev,
+					  struct file *f)
+{
+	if (!f)
+		return 0;
+	ev->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	ev->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	return jt_file_path(s, f, ev->path, &ev->flags);
+}
+
+#endif /* JT_COMMON_BPF_H */

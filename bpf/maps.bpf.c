@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tracepoint tier for the mmap family: the arguments a process asked for
+ * (sys_enter), the result and the kernel VMA that holds it (sys_exit,
+ * bpf_find_vma). The exit side is where the kernel's merge is visible.
+ */
+#include "common.bpf.h"
+
+#define PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
+#define IS_ERR_RET(r) ((__u64)(r) >= (__u64)-4095)
+
+struct pending_call {
+	__u64 args[6];
+	__u32 type;
+};
+
+/* LRU: a thread killed inside the syscall never reaches sys_exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct pending_call);
+} pending SEC(".maps");
+
+struct vma_ctx {
+	struct jt_vma vma;
+	struct file *file;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
+		   void *data)
+{
+	struct vma_ctx *c = data;
+
+	jt_fill_vma(&c->vma, vma);
+	c->file = BPF_CORE_READ(vma, vm_file);
+	return 0;
+}
+
+static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
+				    __u32 type, int nargs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pending_call p = { .type = type };
+	__u32 tid = (__u32)id;
+
+	if (!jt_is_traced(id >> 32))
+		return 0;
+	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer. */
+	p.args[0] = ctx->args[0];
+	if (nargs > 1)
+		p.args[1] = ctx->args[1];
+	if (nargs > 2)
+		p.args[2] = ctx->args[2];
+	if (nargs > 3)
+		p.args[3] = ctx->args[3];
+	if (nargs > 4)
+		p.args[4] = ctx->args[4];
+	if (nargs > 5)
+		p.args[5] = ctx->args[5];
+	if (type == JT_EV_MPROTECT && nargs == 3)
+		p.args[3] = (__u64)-1; /* plain mprotect: no pkey */
+	if (type == JT_EV_BRK) {
+		struct task_struct *t = bpf_get_current_task_btf();
+
+		p.args[1] = BPF_CORE_READ(t, mm, start_brk);
+	}
+	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+	return 0;
+}
+
+/* The byte range of the result whose kernel VMAs we report. */
+static __always_inline bool result_range(struct jt_map_event *ev, __u64 *first,
+					 __u64 *last)
+{
+	__s64 r = ev->result;
+
+	if (IS_ERR_RET(r))
+		return false;
+	switch (ev->h.type) {
+	case JT_EV_MMAP:
+		*first = r;
+		*last = r + PAGE_ALIGN(ev->args[1]) - 1;
+		return ev->args[1] != 0;
+	case JT_EV_MPROTECT:
+		*first = ev->args[0];
+		*last = ev->args[0] + PAGE_ALIGN(ev->args[1]) - 1;
+		return ev->args[1] != 0;
+	case JT_EV_MREMAP:
+		*first = r;
+		*last = r + PAGE_ALIGN(ev->args[2]) - 1;
+		return ev->args[2] != 0;
+	case JT_EV_BRK:
+		*first = *last = r - 1;
+		return (__u64)r > ev->args[1];
+	}
+	return false;
+}
+
+static __always_inline void find_vmas(struct jt_scratch *s,
+				      struct jt_map_event *ev)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_ctx c = {};
+	__u64 first, last;
+	__u32 n = 0;
+
+	if (!result_range(ev, &first, &last))
+		goto out;
+	if (bpf_find_vma(task, first, vma_cb, &c, 0) == -EBUSY)
+		ev->flags |= JT_MF_VMA_BUSY;
+	ev->vma = c.vma;
+	if (c.file && ev->h.type != JT_EV_BRK)
+		n = jt_fill_file(s, ev, c.file);
+	if (last < c.vma.end) {
+		ev->vma_last = c.vma;
+	} else {
+		c.vma = (struct jt_vma){};
+		if (bpf_find_vma(task, last, vma_cb, &c, 0) == -EBUSY)
+			ev->flags |= JT_MF_VMA_BUSY;
+		ev->vma_last = c.vma;
+	}
+out:
+	ev->path_len = n;
+}
+
+static __always_inline int on_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct pending_call *p = bpf_map_lookup_elem(&pending, &tid);
+	struct jt_scratch *s = jt_scratch();
+	struct jt_map_event *ev;
+
+	if (!p)
+		return 0;
+	if (!s)
+		goto out;
+	ev = &s->map;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	__builtin_memcpy(ev->args, p->args, sizeof(ev->args));
+	jt_fill_hdr(&ev->h, p->type, 0);
+	ev->result = ctx->ret;
+	find_vmas(s, ev);
+	ev->h.size = sizeof(*ev) + ev->path_len;
+	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
+out:
+	bpf_map_delete_elem(&pending, &tid);
+	return 0;
+}
+
+#define JT_SYSCALL(name, type, nargs)                                        \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                          \
+	int jt_enter_##name(struct trace_event_raw_sys_enter *ctx)           \
+	{                                                                    \
+		return on_enter(ctx, type, nargs);                           \
+	}                                                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                           \
+	int jt_exit_##name(struct trace_event_raw_sys_exit *ctx)             \
+	{                                                                    \
+		return on_exit(ctx);                                         \
+	}
+
+JT_SYSCALL(mmap, JT_EV_MMAP, 6)
+JT_SYSCALL(mprotect, JT_EV_MPROTECT, 3)
+JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, 4)
+JT_SYSCALL(munmap, JT_EV_MUNMAP, 2)
+JT_SYSCALL(mremap, JT_EV_MREMAP, 5)
+JT_SYSCALL(brk, JT_EV_BRK, 1)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

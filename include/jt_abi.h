@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Event ABI between the BPF programs and userspace. Every record the BPF
+ * side emits starts with struct jt_hdr; its size field covers the whole
+ * record, because file-backed events carry a variable-length path.
+ * These structs are also stored verbatim in jittrace.data, so a change
+ * here needs a bump of JT_FILE_VERSION in user/lib/jt_file.h.
+ */
+#ifndef JT_ABI_H
+#define JT_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define JT_PATH_MAX 1024 /* power of two: BPF masks offsets with it */
+#define JT_COMM_LEN 16
+
+enum jt_event_type {
+	JT_EV_MMAP = 1,
+	JT_EV_MPROTECT = 2,
+	JT_EV_MUNMAP = 3,
+	JT_EV_MREMAP = 4,
+	JT_EV_BRK = 5,
+	JT_EV_FORK = 6,
+	JT_EV_EXEC = 7,
+	JT_EV_VMA = 8, /* one VMA of a snapshot (exec or attach) */
+	JT_EV_EXIT = 9,
+	JT_EV_MAX,
+};
+
+/* Hooks whose probe tier is chosen at load time and kept in the header. */
+enum jt_hook {
+	JT_HOOK_MMAP,
+	JT_HOOK_MPROTECT,
+	JT_HOOK_MUNMAP,
+	JT_HOOK_MREMAP,
+	JT_HOOK_BRK,
+	JT_HOOK_FORK,
+	JT_HOOK_EXEC,
+	JT_HOOK_EXIT,
+	JT_HOOK_MAX,
+};
+
+struct jt_hdr {
+	__u16 type;
+	__u16 size; /* whole record, header included */
+	__u32 cpu;
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u64 time; /* CLOCK_MONOTONIC ns */
+};
+
+struct jt_vma {
+	__u64 start;
+	__u64 end;
+	__u64 flags; /* kernel vm_flags */
+	__u64 pgoff;
+};
+
+enum jt_map_flags {
+	JT_MF_PATH_TRUNC = 1 << 0, /* path hit JT_PATH_MAX or depth limit */
+	JT_MF_VMA_BUSY = 1 << 1, /* bpf_find_vma refused (EBUSY) */
+	JT_MF_SNAP_PROC = 1 << 2, /* VMA snapshot read from /proc (attach) */
+};
+
+/*
+ * mmap family, and snapshot VMAs. args[] holds the syscall arguments as
+ * requested:
+ *   MMAP      addr, len, prot, flags, fd, pgoff (in pages)
+ *   MPROTECT  addr, len, prot, pkey
+ *   MUNMAP    addr, len
+ *   MREMAP    old_addr, old_len, new_len, flags, new_addr
+ *   BRK       requested brk; args[1] = mm->start_brk
+ *   VMA       mm->start_brk, mm->brk, mm->start_stack, vdso base;
+ *             vma holds the snapshot entry
+ * vma is the kernel VMA holding the first byte of the result after the
+ * call, vma_last the one holding its last byte (they differ when the
+ * result spans VMAs the kernel could not merge).
+ */
+struct jt_map_event {
+	struct jt_hdr h;
+	__u64 args[6];
+	__s64 result;
+	struct jt_vma vma;
+	struct jt_vma vma_last;
+	__u64 dev;
+	__u64 ino;
+	__u32 flags; /* enum jt_map_flags */
+	__u32 path_len; /* bytes of path[] including the NUL; 0: no file */
+	char path[];
+};
+
+enum jt_fork_flags {
+	JT_FORK_THREAD = 1 << 0, /* CLONE_THREAD: same tgid */
+	JT_FORK_VM = 1 << 1, /* CLONE_VM: child shares the parent's mm */
+};
+
+struct jt_fork_event {
+	struct jt_hdr h; /* pid/tid are the parent's */
+	__u32 child_pid;
+	__u32 child_tid;
+	__u32 flags;
+	__u32 pad;
+};
+
+struct jt_exec_event {
+	struct jt_hdr h;
+	char comm[JT_COMM_LEN];
+	__u32 old_tid; /* exec from a non-leader thread changes the tid */
+	__u32 path_len;
+	char path[];
+};
+
+struct jt_exit_event {
+	struct jt_hdr h;
+	__u32 group_dead;
+	__s32 exit_code;
+};
+
+#endif /* JT_ABI_H */
