@@ -14,8 +14,11 @@ LDLIBS += -lbpf -lelf -lz
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
+# Linked into one object and one skeleton; tier_probe stays apart because
+# doctor loads it once per kernel function it asks about.
+BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) $(wildcard user/views/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
@@ -42,7 +45,10 @@ $(OUT)/jittrace.bpf.o: $(BPF_OBJS)
 $(OUT)/jittrace.skel.h: $(OUT)/jittrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name jittrace_bpf > $@
 
-$(OUT)/user/record/%.o: $(OUT)/jittrace.skel.h
+$(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
+	$(BPFTOOL) gen skeleton $< name tier_probe_bpf > $@
+
+$(APP_OBJS): $(SKELS)
 $(OUT)/%.o: %.c $(wildcard include/*.h user/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -104,10 +104,18 @@ struct jt_fork_event {
 	__u32 pad;
 };
 
+enum jt_exec_flags {
+	/* Not an execve: the state of a process found running at attach. */
+	JT_EXEC_ATTACH = 1 << 0,
+};
+
+/* Followed by the JT_EV_VMA records of the new mm, with the same time. */
 struct jt_exec_event {
 	struct jt_hdr h;
 	char comm[JT_COMM_LEN];
 	__u32 old_tid; /* exec from a non-leader thread changes the tid */
+	__u32 flags; /* enum jt_exec_flags */
+	__u32 pad;
 	__u32 path_len;
 	char path[];
 };

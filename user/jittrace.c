@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "jittrace.h"
+
+static const char usage[] =
+	"usage: jittrace COMMAND [options]\n"
+	"  record   run a command (or attach) and record its memory map\n"
+	"           and samples to jittrace.data\n"
+	"  maps     each process's rebuilt map, one row per requested region\n"
+	"  script   every event and sample in time order\n"
+	"  doctor   what this kernel allows and which probes would be used\n"
+	"Run 'jittrace COMMAND -h' for a command's options.\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "record", cmd_record },
+	{ "maps", cmd_maps },
+	{ "script", cmd_script },
+	{ "doctor", cmd_doctor },
+};
+
+int jt_usage_error(const char *use, const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "jittrace: %s\n", msg);
+	fputs(use, stderr);
+	return 2;
+}
+
+int jt_require_root(const char *what)
+{
+	if (geteuid() == 0)
+		return 0;
+	fprintf(stderr,
+		"jittrace: %s needs root (CAP_BPF and CAP_PERFMON); "
+		"try: sudo jittrace %s ...\n",
+		what, what);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return jt_usage_error(usage, NULL);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "jittrace: unknown command '%s'\n", argv[1]);
+	return jt_usage_error(usage, NULL);
+}

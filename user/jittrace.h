@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Subcommands and the few helpers every one of them uses. */
+#ifndef JITTRACE_H
+#define JITTRACE_H
+
+int cmd_record(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
+int cmd_script(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+
+/* Print msg (if any) and usage to stderr; returns 2, the usage exit code. */
+int jt_usage_error(const char *usage, const char *msg);
+/* 0 when we may load BPF and open perf events; else says why, returns -1. */
+int jt_require_root(const char *what);
+
+#endif

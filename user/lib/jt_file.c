@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "lib/jt_file.h"
+
+#define WRITER_BUF (256 * 1024)
+
+int jt_writer_open(struct jt_writer *w, const char *path)
+{
+	struct jt_preamble p = { .version = JT_FILE_VERSION,
+				 .size = sizeof(p) };
+
+	memset(w, 0, sizeof(*w));
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (w->fd < 0)
+		return -errno;
+	w->cap = WRITER_BUF;
+	w->buf = malloc(w->cap);
+	if (!w->buf) {
+		close(w->fd);
+		return -ENOMEM;
+	}
+	memcpy(p.magic, JT_FILE_MAGIC, sizeof(p.magic));
+	memcpy(w->buf, &p, sizeof(p));
+	w->len = sizeof(p);
+	return jt_writer_flush(w);
+}
+
+int jt_writer_flush(struct jt_writer *w)
+{
+	size_t off = 0;
+
+	while (off < w->len && !w->err) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			w->err = errno;
+		else
+			off += n;
+	}
+	w->bytes += off;
+	w->len = 0;
+	return -w->err;
+}
+
+/* One record from two pieces, so callers need not assemble a copy. */
+int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
+		  size_t alen, const void *b, size_t blen)
+{
+	struct jt_rec_hdr h = { .type = type };
+	size_t total = sizeof(h) + alen + blen;
+
+	if (total > JT_REC_MAX)
+		return -E2BIG;
+	if (w->len + total > w->cap && jt_writer_flush(w))
+		return -w->err;
+	h.size = total;
+	memcpy(w->buf + w->len, &h, sizeof(h));
+	memcpy(w->buf + w->len + sizeof(h), a, alen);
+	if (blen)
+		memcpy(w->buf + w->len + sizeof(h) + alen, b, blen);
+	w->len += total;
+	return 0;
+}
+
+int jt_writer_close(struct jt_writer *w)
+{
+	int err = jt_writer_flush(w);
+
+	if (close(w->fd) && !err)
+		err = -errno;
+	free(w->buf);
+	w->buf = NULL;
+	return err;
+}
+
+static int stop(struct jt_reader *r, const char *why)
+{
+	r->truncated = 1;
+	r->stop_offset = r->pos;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	return 0;
+}
+
+int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size)
+{
+	struct jt_preamble p;
+
+	memset(r, 0, sizeof(*r));
+	r->map = buf;
+	r->size = size;
+	if (size < sizeof(p))
+		return -EINVAL;
+	memcpy(&p, buf, sizeof(p));
+	if (memcmp(p.magic, JT_FILE_MAGIC, sizeof(p.magic)))
+		return -EINVAL;
+	if (p.version != JT_FILE_VERSION)
+		return -EPROTO;
+	if (p.size < sizeof(p) || p.size > size)
+		return -EINVAL;
+	r->version = p.version;
+	r->pos = p.size;
+	return 0;
+}
+
+int jt_reader_open(struct jt_reader *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *map;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	err = jt_reader_open_mem(r, map, st.st_size);
+	if (err)
+		munmap(map, st.st_size);
+	else
+		r->owned = 1;
+	return err;
+}
+
+/* 1: a record; 0: end of the file, or the point where it stops being whole. */
+int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
+{
+	struct jt_rec_hdr h;
+
+	if (r->truncated || r->pos == r->size)
+		return 0;
+	if (r->size - r->pos < sizeof(h))
+		return stop(r, "partial record header");
+	memcpy(&h, r->map + r->pos, sizeof(h));
+	if (h.size < sizeof(h) || h.size > JT_REC_MAX)
+		return stop(r, "corrupt record size");
+	if (h.size > r->size - r->pos)
+		return stop(r, "record cut short");
+	rec->type = h.type;
+	rec->len = h.size - sizeof(h);
+	rec->data = r->map + r->pos + sizeof(h);
+	rec->offset = r->pos;
+	r->pos += h.size;
+	return 1;
+}
+
+void jt_reader_close(struct jt_reader *r)
+{
+	/* A reader over caller memory (tests, fuzzers) has nothing to free. */
+	if (r->owned)
+		munmap((void *)r->map, r->size);
+	r->map = NULL;
+}

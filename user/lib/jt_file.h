@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * jittrace.data: a 16-byte preamble, then framed records appended as they
+ * come. Nothing is ever rewritten in place, so a recorder killed at any
+ * moment leaves a file that reads up to its last whole record.
+ */
+#ifndef JT_FILE_H
+#define JT_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JT_FILE_MAGIC "JITTRACE"
+#define JT_FILE_VERSION 1
+#define JT_REC_MAX (1u << 20)
+
+enum jt_rec_type {
+	JT_REC_META = 1, /* "key=value\n" lines */
+	JT_REC_BPF = 2, /* one BPF event (include/jt_abi.h), verbatim */
+	JT_REC_PERF = 3, /* struct jt_perf_rec + one raw perf record */
+	JT_REC_LOST = 4, /* struct jt_lost_rec */
+	JT_REC_FINISH = 5, /* struct jt_finish_rec */
+};
+
+struct jt_preamble {
+	char magic[8];
+	uint32_t version;
+	uint32_t size; /* of the preamble, for later growth */
+};
+
+struct jt_rec_hdr {
+	uint32_t type;
+	uint32_t size; /* header included */
+};
+
+struct jt_perf_rec {
+	uint32_t cpu; /* the ring the record came from */
+	uint32_t pad;
+	/* struct perf_event_header and the rest follow */
+};
+
+/* Cumulative counts at a moment; the last one in the file is the total. */
+struct jt_lost_rec {
+	uint64_t time;
+	uint64_t bpf_events; /* ring buffer full, summed over CPUs */
+	uint64_t perf_records; /* PERF_RECORD_LOST totals */
+	uint64_t bpf_errors; /* records the writer could not take */
+};
+
+struct jt_finish_rec {
+	uint64_t time;
+	int32_t exit_status; /* of the command; -1 in -p/-a modes */
+	uint32_t pad;
+	uint64_t bpf_records;
+	uint64_t perf_records;
+};
+
+struct jt_writer {
+	int fd;
+	char *buf;
+	size_t len;
+	size_t cap;
+	uint64_t bytes;
+	int err; /* first write errno, sticky */
+};
+
+int jt_writer_open(struct jt_writer *w, const char *path);
+int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
+		  size_t alen, const void *b, size_t blen);
+int jt_writer_flush(struct jt_writer *w);
+int jt_writer_close(struct jt_writer *w);
+
+struct jt_rec {
+	uint32_t type;
+	uint32_t len; /* payload bytes */
+	const void *data;
+	uint64_t offset; /* of the record header in the file */
+};
+
+struct jt_reader {
+	const unsigned char *map;
+	size_t size;
+	size_t pos;
+	uint32_t version;
+	int owned; /* map came from jt_reader_open */
+	/* Set when iteration stopped before the end of the file. */
+	int truncated;
+	uint64_t stop_offset;
+	char why[128];
+};
+
+int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size);
+int jt_reader_open(struct jt_reader *r, const char *path);
+int jt_reader_next(struct jt_reader *r, struct jt_rec *rec);
+void jt_reader_close(struct jt_reader *r);
+
+#endif /* JT_FILE_H */

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Field order follows the perf_event_open(2) layout of PERF_RECORD_SAMPLE
+ * and of the sample_id trailer. Every read is bounds-checked: records
+ * come from a file that may be corrupt.
+ */
+#include <errno.h>
+#include <string.h>
+#include "lib/perf_rec.h"
+
+struct cursor {
+	const unsigned char *p;
+	const unsigned char *end;
+	int err;
+};
+
+static uint64_t take(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	if (c->end - c->p < 8) {
+		c->err = -EINVAL;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+int jt_perf_sample(const void *rec, size_t len, uint64_t st,
+		   struct jt_sample *s)
+{
+	const struct perf_event_header *h = rec;
+	struct cursor c = { (const unsigned char *)rec + sizeof(*h),
+			    (const unsigned char *)rec + len, 0 };
+	uint64_t v;
+
+	memset(s, 0, sizeof(*s));
+	if (len < sizeof(*h) || h->type != PERF_RECORD_SAMPLE)
+		return -EINVAL;
+	s->misc = h->misc;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		take(&c);
+	if (st & PERF_SAMPLE_IP)
+		s->ip = take(&c);
+	if (st & PERF_SAMPLE_TID) {
+		v = take(&c);
+		s->pid = (uint32_t)v;
+		s->tid = v >> 32;
+	}
+	if (st & PERF_SAMPLE_TIME)
+		s->time = take(&c);
+	if (st & PERF_SAMPLE_ADDR)
+		s->addr = take(&c);
+	if (st & PERF_SAMPLE_ID)
+		take(&c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		take(&c);
+	if (st & PERF_SAMPLE_CPU)
+		s->cpu = (uint32_t)take(&c);
+	if (st & PERF_SAMPLE_PERIOD)
+		s->period = take(&c);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		s->nr_chain = take(&c);
+		if (!c.err && s->nr_chain > (size_t)(c.end - c.p) / 8)
+			return -EINVAL;
+		s->chain = (const uint64_t *)c.p;
+		c.p += s->nr_chain * 8;
+	}
+	return c.err;
+}
+
+static size_t id_size(uint64_t st)
+{
+	uint64_t bits = st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			      PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+			      PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+
+	return 8 * __builtin_popcountll(bits);
+}
+
+int jt_perf_sample_id(const void *rec, size_t len, uint64_t st,
+		      struct jt_sample_id *id)
+{
+	size_t n = id_size(st);
+	struct cursor c = { (const unsigned char *)rec + len - n,
+			    (const unsigned char *)rec + len, 0 };
+	uint64_t v;
+
+	memset(id, 0, sizeof(*id));
+	if (len < sizeof(struct perf_event_header) + n)
+		return -EINVAL;
+	if (st & PERF_SAMPLE_TID) {
+		v = take(&c);
+		id->pid = (uint32_t)v;
+		id->tid = v >> 32;
+	}
+	if (st & PERF_SAMPLE_TIME)
+		id->time = take(&c);
+	if (st & PERF_SAMPLE_ID)
+		take(&c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		take(&c);
+	if (st & PERF_SAMPLE_CPU)
+		id->cpu = (uint32_t)take(&c);
+	return c.err;
+}
+
+int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m)
+{
+	const struct perf_event_header *h = rec;
+	const unsigned char *p = rec;
+	size_t fixed = sizeof(*h) + 8 + 8 * 3 + 4 * 2 + 8 * 2 + 4 * 2;
+	uint32_t u32[2];
+
+	memset(m, 0, sizeof(*m));
+	if (len < fixed || h->type != PERF_RECORD_MMAP2)
+		return -EINVAL;
+	p += sizeof(*h);
+	memcpy(u32, p, 8);
+	m->pid = u32[0];
+	m->tid = u32[1];
+	memcpy(&m->start, p + 8, 8);
+	memcpy(&m->len, p + 16, 8);
+	memcpy(&m->pgoff, p + 24, 8);
+	memcpy(&m->maj, p + 32, 4);
+	memcpy(&m->min, p + 36, 4);
+	memcpy(&m->ino, p + 40, 8);
+	memcpy(&m->prot, p + 56, 4);
+	memcpy(&m->flags, p + 60, 4);
+	m->filename = (const char *)rec + fixed;
+	m->filename_len = strnlen(m->filename, len - fixed);
+	return 0;
+}
+
+uint64_t jt_perf_time(const void *rec, size_t len, uint64_t st)
+{
+	const struct perf_event_header *h = rec;
+	struct jt_sample_id id;
+	struct jt_sample s;
+
+	if (len < sizeof(*h))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE)
+		return jt_perf_sample(rec, len, st, &s) ? 0 : s.time;
+	return jt_perf_sample_id(rec, len, st, &id) ? 0 : id.time;
+}
+
+bool jt_perf_kernel_ip(uint16_t misc)
+{
+	uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_KERNEL ||
+	       mode == PERF_RECORD_MISC_GUEST_KERNEL;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Decoding of the perf ring records jittrace stores (samples, side-band). */
+#ifndef JT_PERF_REC_H
+#define JT_PERF_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct jt_sample {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t cpu;
+	uint16_t misc;
+	uint64_t time;
+	uint64_t ip;
+	uint64_t addr;
+	uint64_t period;
+	uint64_t nr_chain;
+	const uint64_t *chain;
+};
+
+/* The pid/tid/time/cpu every record carries (sample_id_all). */
+struct jt_sample_id {
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t time;
+	uint32_t cpu;
+};
+
+struct jt_mmap2 {
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t start;
+	uint64_t len;
+	uint64_t pgoff;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint32_t prot;
+	uint32_t flags;
+	const char *filename;
+	size_t filename_len;
+};
+
+int jt_perf_sample(const void *rec, size_t len, uint64_t sample_type,
+		   struct jt_sample *s);
+int jt_perf_sample_id(const void *rec, size_t len, uint64_t sample_type,
+		      struct jt_sample_id *id);
+int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m);
+/* The time at which a record happened; 0 when it carries none. */
+uint64_t jt_perf_time(const void *rec, size_t len, uint64_t sample_type);
+bool jt_perf_kernel_ip(uint16_t misc);
+
+#endif

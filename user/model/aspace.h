@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One address space (one mm): the regions processes asked for, cut and
+ * replaced the way the kernel's VMA code does, but never merged, so the
+ * requested boundaries survive. Each region also remembers the kernel
+ * VMA last seen holding it.
+ */
+#ifndef JT_ASPACE_H
+#define JT_ASPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum jt_region_kind {
+	JT_RK_ANON,
+	JT_RK_SHARED_ANON,
+	JT_RK_FILE,
+	JT_RK_HEAP,
+	JT_RK_STACK,
+	JT_RK_VDSO,
+	JT_RK_VVAR,
+};
+
+struct jt_kvma {
+	uint64_t start;
+	uint64_t end; /* 0: not seen */
+	uint64_t flags;
+};
+
+struct jt_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff; /* file offset of start, bytes */
+	uint64_t dev;
+	uint64_t ino;
+	const char *path; /* interned; NULL when not file-backed */
+	uint64_t born_ns;
+	struct jt_kvma kvma;
+	uint32_t prot; /* PROT_* */
+	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
+	uint16_t kind;
+	uint16_t origin; /* JT_EV_* that made the region */
+};
+
+struct jt_aspace {
+	struct jt_region *r; /* sorted by start, never overlapping */
+	size_t n;
+	size_t cap;
+	int refs; /* processes sharing this mm (CLONE_VM) */
+};
+
+/* MAP_SHARED or MAP_SHARED_VALIDATE in the low bits of the flags. */
+static inline bool jt_region_shared(const struct jt_region *r)
+{
+	return (r->mflags & 3) == 1 || (r->mflags & 3) == 3;
+}
+
+struct jt_aspace *jt_aspace_new(void);
+struct jt_aspace *jt_aspace_clone(const struct jt_aspace *as);
+void jt_aspace_put(struct jt_aspace *as);
+
+/* Remove [start, end), splitting regions that straddle its edges. */
+int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end);
+/* Cut [r->start, r->end), then insert r (MAP_FIXED semantics). */
+int jt_aspace_map(struct jt_aspace *as, const struct jt_region *r);
+/* Split at start and end; set prot on what lies between. */
+int jt_aspace_protect(struct jt_aspace *as, uint64_t start, uint64_t end,
+		      uint32_t prot);
+int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
+		    uint64_t new, uint64_t new_len, bool keep_old,
+		    uint64_t now);
+/* The heap is one region from start_brk that grows and shrinks. */
+int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
+		  uint64_t now);
+/* The kernel reported VMA v: record it on the regions it holds. */
+void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v);
+
+const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
+				       uint64_t addr);
+/* Requested regions lying in r's kernel VMA (1 when not coalesced). */
+size_t jt_aspace_vma_members(const struct jt_aspace *as,
+			     const struct jt_region *r);
+
+#endif /* JT_ASPACE_H */

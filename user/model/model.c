@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "model/model.h"
+
+#define PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
+#define IS_ERR_RET(r) ((uint64_t)(r) >= (uint64_t)-4095)
+#define VM_READ 0x1
+#define VM_WRITE 0x2
+#define VM_EXEC 0x4
+#define VM_SHARED 0x8
+#define VM_IO 0x4000
+#define VM_PFNMAP 0x400
+#define MREMAP_DONTUNMAP 4
+
+void jt_model_init(struct jt_model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void jt_model_free(struct jt_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		jt_aspace_put(m->procs[i]->as);
+		free(m->procs[i]);
+	}
+	free(m->procs);
+	free(m->by_pid);
+	jt_strtab_free(&m->strs);
+	memset(m, 0, sizeof(*m));
+}
+
+static size_t slot(const struct jt_model *m, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (m->pid_cap - 1);
+
+	while (m->by_pid[i] && m->by_pid[i]->pid != pid)
+		i = (i + 1) & (m->pid_cap - 1);
+	return i;
+}
+
+static int rehash(struct jt_model *m)
+{
+	size_t cap = m->pid_cap ? m->pid_cap * 2 : 64, i;
+	struct jt_proc **old = m->by_pid;
+	size_t old_cap = m->pid_cap;
+
+	m->by_pid = calloc(cap, sizeof(*m->by_pid));
+	if (!m->by_pid) {
+		m->by_pid = old;
+		return -1;
+	}
+	m->pid_cap = cap;
+	for (i = 0; i < old_cap; i++)
+		if (old[i])
+			m->by_pid[slot(m, old[i]->pid)] = old[i];
+	free(old);
+	return 0;
+}
+
+struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid)
+{
+	return m->pid_cap ? m->by_pid[slot(m, pid)] : NULL;
+}
+
+/* A new process entry for pid; an older one with that pid stays listed. */
+static struct jt_proc *new_proc(struct jt_model *m, uint32_t pid)
+{
+	struct jt_proc *p;
+
+	if (m->nprocs * 2 >= m->pid_cap && rehash(m))
+		return NULL;
+	if (m->nprocs == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct jt_proc **n = realloc(m->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		m->procs = n;
+		m->cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->first_ns = m->now;
+	m->procs[m->nprocs++] = p;
+	m->by_pid[slot(m, pid)] = p;
+	return p;
+}
+
+/* The live process with this pid, created when the stream first names it. */
+struct jt_proc *jt_model_get(struct jt_model *m, uint32_t pid)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+
+	if (p && !p->dead_ns)
+		return p;
+	p = new_proc(m, pid);
+	if (!p)
+		m->stats.nomem++;
+	return p;
+}
+
+static struct jt_aspace *aspace_of(struct jt_model *m, struct jt_proc *p)
+{
+	if (!p->as)
+		p->as = jt_aspace_new();
+	if (!p->as)
+		m->stats.nomem++;
+	return p->as;
+}
+
+const struct jt_region *jt_model_lookup(struct jt_model *m, uint32_t pid,
+					uint64_t addr)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+
+	return p && p->as ? jt_aspace_find(p->as, addr) : NULL;
+}
+
+void jt_model_set_comm(struct jt_model *m, uint32_t pid, const char *comm)
+{
+	struct jt_proc *p = jt_model_get(m, pid);
+
+	if (p)
+		strncpy(p->comm, comm, sizeof(p->comm) - 1);
+}
+
+static const char *event_path(struct jt_model *m,
+			      const struct jt_map_event *ev)
+{
+	if (!ev->path_len)
+		return NULL;
+	return jt_intern(&m->strs, ev->path, strnlen(ev->path,
+						     ev->path_len));
+}
+
+static void check(struct jt_model *m, int err)
+{
+	if (err)
+		m->stats.nomem++;
+}
+
+static void observe(struct jt_aspace *as, const struct jt_map_event *ev)
+{
+	struct jt_kvma a = { ev->vma.start, ev->vma.end, ev->vma.flags };
+	struct jt_kvma b = { ev->vma_last.start, ev->vma_last.end,
+			     ev->vma_last.flags };
+
+	jt_aspace_observe(as, &a);
+	if (b.start != a.start)
+		jt_aspace_observe(as, &b);
+}
+
+static void apply_mmap(struct jt_model *m, struct jt_aspace *as,
+		       const struct jt_map_event *ev)
+{
+	uint64_t flags = ev->args[3];
+	struct jt_region r = {
+		.start = ev->result,
+		.end = ev->result + PAGE_ALIGN(ev->args[1]),
+		.prot = ev->args[2],
+		.mflags = flags,
+		.born_ns = ev->h.time,
+		.origin = JT_EV_MMAP,
+	};
+
+	if (flags & MAP_ANONYMOUS) {
+		r.kind = (flags & MAP_TYPE) == MAP_PRIVATE ? JT_RK_ANON :
+							    JT_RK_SHARED_ANON;
+	} else {
+		r.kind = JT_RK_FILE;
+		r.path = event_path(m, ev);
+		r.dev = ev->dev;
+		r.ino = ev->ino;
+		r.pgoff = ev->args[5];
+	}
+	check(m, jt_aspace_map(as, &r));
+}
+
+static uint16_t snapshot_kind(const struct jt_map_event *ev)
+{
+	const struct jt_vma *v = &ev->vma;
+
+	if (ev->path_len)
+		return JT_RK_FILE;
+	if (v->start <= ev->args[2] && ev->args[2] < v->end)
+		return JT_RK_STACK;
+	if (v->start == ev->args[3])
+		return JT_RK_VDSO;
+	if ((v->flags & (VM_IO | VM_PFNMAP)) == (VM_IO | VM_PFNMAP))
+		return JT_RK_VVAR;
+	if (v->start >= ev->args[0] && v->end <= PAGE_ALIGN(ev->args[1]) &&
+	    ev->args[1] > ev->args[0])
+		return JT_RK_HEAP;
+	return v->flags & VM_SHARED ? JT_RK_SHARED_ANON : JT_RK_ANON;
+}
+
+static void apply_vma(struct jt_model *m, struct jt_aspace *as,
+		      const struct jt_map_event *ev)
+{
+	const struct jt_vma *v = &ev->vma;
+	struct jt_region r = {
+		.start = v->start,
+		.end = v->end,
+		.prot = v->flags & (VM_READ | VM_WRITE | VM_EXEC),
+		.mflags = v->flags & VM_SHARED ? MAP_SHARED : MAP_PRIVATE,
+		.born_ns = ev->h.time,
+		.origin = JT_EV_VMA,
+		.kvma = { v->start, v->end, v->flags },
+		.kind = snapshot_kind(ev),
+	};
+
+	if (r.kind == JT_RK_FILE) {
+		r.path = event_path(m, ev);
+		r.dev = ev->dev;
+		r.ino = ev->ino;
+		r.pgoff = v->pgoff * 4096;
+	}
+	check(m, jt_aspace_map(as, &r));
+}
+
+static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
+{
+	struct jt_proc *p = jt_model_get(m, ev->h.pid);
+	struct jt_aspace *as = p ? aspace_of(m, p) : NULL;
+	const __u64 *a = ev->args;
+
+	if (!as)
+		return;
+	if (ev->flags & JT_MF_VMA_BUSY)
+		m->stats.vma_busy++;
+	if (ev->h.type == JT_EV_VMA) {
+		apply_vma(m, as, ev);
+		return;
+	}
+	if (ev->h.type != JT_EV_BRK && IS_ERR_RET(ev->result))
+		return;
+	switch (ev->h.type) {
+	case JT_EV_MMAP:
+		apply_mmap(m, as, ev);
+		break;
+	case JT_EV_MPROTECT:
+		check(m, jt_aspace_protect(as, a[0], a[0] + PAGE_ALIGN(a[1]),
+					   a[2]));
+		break;
+	case JT_EV_MUNMAP:
+		check(m, jt_aspace_cut(as, a[0], a[0] + PAGE_ALIGN(a[1])));
+		break;
+	case JT_EV_MREMAP:
+		check(m, jt_aspace_remap(as, a[0], PAGE_ALIGN(a[1]),
+					 ev->result, PAGE_ALIGN(a[2]),
+					 a[3] & MREMAP_DONTUNMAP, ev->h.time));
+		break;
+	case JT_EV_BRK:
+		check(m, jt_aspace_brk(as, a[1], ev->result, ev->h.time));
+		break;
+	}
+	observe(as, ev);
+}
+
+static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
+{
+	struct jt_proc *parent, *child;
+
+	if (ev->flags & JT_FORK_THREAD)
+		return;
+	parent = jt_model_get(m, ev->h.pid);
+	child = new_proc(m, ev->child_pid);
+	if (!parent || !child) {
+		m->stats.nomem++;
+		return;
+	}
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	child->exe = parent->exe;
+	if (ev->flags & JT_FORK_VM) {
+		child->as = aspace_of(m, parent);
+		if (child->as)
+			child->as->refs++;
+	} else {
+		child->as = parent->as ? jt_aspace_clone(parent->as) :
+					 jt_aspace_new();
+		if (!child->as)
+			m->stats.nomem++;
+	}
+}
+
+static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
+{
+	struct jt_proc *p = jt_model_get(m, ev->h.pid);
+
+	if (!p)
+		return;
+	memcpy(p->comm, ev->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
+	if (ev->path_len)
+		p->exe = jt_intern(&m->strs, ev->path,
+				   strnlen(ev->path, ev->path_len));
+	jt_aspace_put(p->as);
+	p->as = jt_aspace_new();
+	if (!p->as)
+		m->stats.nomem++;
+}
+
+static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
+{
+	struct jt_proc *p = jt_model_find(m, ev->h.pid);
+
+	if (!ev->group_dead || !p || p->dead_ns)
+		return;
+	p->dead_ns = ev->h.time;
+	p->exit_code = ev->exit_code;
+}
+
+static uint32_t min_size(uint16_t type)
+{
+	switch (type) {
+	case JT_EV_MMAP:
+	case JT_EV_MPROTECT:
+	case JT_EV_MUNMAP:
+	case JT_EV_MREMAP:
+	case JT_EV_BRK:
+	case JT_EV_VMA:
+		return sizeof(struct jt_map_event);
+	case JT_EV_FORK:
+		return sizeof(struct jt_fork_event);
+	case JT_EV_EXEC:
+		return sizeof(struct jt_exec_event);
+	case JT_EV_EXIT:
+		return sizeof(struct jt_exit_event);
+	}
+	return 0;
+}
+
+/* Sizes come from a file: check every one before trusting a field. */
+bool jt_event_valid(const struct jt_hdr *h, uint32_t len)
+{
+	uint32_t min;
+
+	if (len < sizeof(*h) || h->size != len)
+		return false;
+	min = min_size(h->type);
+	if (!min || len < min)
+		return false;
+	if (min == sizeof(struct jt_map_event))
+		return ((const struct jt_map_event *)h)->path_len <= len - min;
+	if (h->type == JT_EV_EXEC)
+		return ((const struct jt_exec_event *)h)->path_len <= len - min;
+	return true;
+}
+
+void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
+{
+	if (!jt_event_valid(h, len)) {
+		m->stats.malformed++;
+		return;
+	}
+	m->now = h->time;
+	switch (h->type) {
+	case JT_EV_FORK:
+		apply_fork(m, (const void *)h);
+		break;
+	case JT_EV_EXEC:
+		apply_exec(m, (const void *)h);
+		break;
+	case JT_EV_EXIT:
+		apply_exit(m, (const void *)h);
+		break;
+	default:
+		apply_map_event(m, (const void *)h);
+	}
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one model every view shares: processes and their address spaces,
+ * advanced event by event in time order. Views ask it "what held address
+ * A of process P" at the moment they reach a sample, which is the
+ * sample's own time.
+ */
+#ifndef JT_MODEL_H
+#define JT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "jt_abi.h"
+#include "lib/strtab.h"
+#include "model/aspace.h"
+
+struct jt_proc {
+	uint32_t pid;
+	char comm[JT_COMM_LEN];
+	const char *exe;
+	uint64_t first_ns; /* first event that named this process */
+	uint64_t dead_ns; /* 0 while alive */
+	int32_t exit_code;
+	struct jt_aspace *as;
+};
+
+struct jt_model_stats {
+	uint64_t malformed; /* events whose size or fields do not add up */
+	uint64_t nomem;
+	uint64_t vma_busy; /* events whose kernel VMA BPF could not read */
+};
+
+struct jt_model {
+	struct jt_proc **procs; /* every process seen, oldest first */
+	size_t nprocs;
+	size_t cap;
+	struct jt_proc **by_pid; /* open addressing: pid -> newest proc */
+	size_t pid_cap;
+	struct jt_strtab strs;
+	uint64_t now;
+	struct jt_model_stats stats;
+};
+
+void jt_model_init(struct jt_model *m);
+void jt_model_free(struct jt_model *m);
+/* Advance the model by one BPF event of len bytes. */
+void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len);
+struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid);
+struct jt_proc *jt_model_get(struct jt_model *m, uint32_t pid);
+const struct jt_region *jt_model_lookup(struct jt_model *m, uint32_t pid,
+					uint64_t addr);
+void jt_model_set_comm(struct jt_model *m, uint32_t pid, const char *comm);
+bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
+
+#endif /* JT_MODEL_H */

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_abi.h"
+#include "lib/perf_rec.h"
+#include "model/stream.h"
+
+static int push(struct jt_stream *s, size_t *cap, const struct jt_item *it)
+{
+	if (s->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		struct jt_item *n = realloc(s->items, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->items = n;
+		*cap = ncap;
+	}
+	s->items[s->n++] = *it;
+	return 0;
+}
+
+static int add_meta(struct jt_stream *s, const char *text, size_t len)
+{
+	const char *end = text + len;
+
+	while (text < end) {
+		const char *nl = memchr(text, '\n', end - text);
+		const char *eq = memchr(text, '=', (nl ? nl : end) - text);
+		struct jt_meta *m;
+
+		if (!nl)
+			nl = end;
+		if (eq) {
+			m = realloc(s->meta, (s->nmeta + 1) * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			s->meta = m;
+			m[s->nmeta].key = strndup(text, eq - text);
+			m[s->nmeta].value = strndup(eq + 1, nl - eq - 1);
+			s->nmeta++;
+		}
+		text = nl + 1;
+	}
+	if (jt_stream_meta(s, "perf.sample_type"))
+		s->sample_type = strtoull(
+			jt_stream_meta(s, "perf.sample_type"), NULL, 0);
+	return 0;
+}
+
+static int add_perf(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
+		    uint64_t seq)
+{
+	const struct jt_perf_rec *pr = r->data;
+	const struct perf_event_header *h;
+	struct jt_item it = { .kind = JT_IT_PERF, .seq = seq };
+	uint32_t len;
+
+	if (r->len < sizeof(*pr) + sizeof(*h)) {
+		s->unknown_recs++;
+		return 0;
+	}
+	h = (const void *)(pr + 1);
+	len = r->len - sizeof(*pr);
+	if (h->size != len) {
+		s->unknown_recs++;
+		return 0;
+	}
+	if (h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 16)
+		s->perf_lost += ((const uint64_t *)(h + 1))[1];
+	it.time = jt_perf_time(h, len, s->sample_type);
+	if (!it.time) {
+		s->untimed++;
+		return 0;
+	}
+	it.data = h;
+	it.len = len;
+	it.cpu = pr->cpu;
+	return push(s, cap, &it);
+}
+
+static int add_bpf(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
+		   uint64_t seq)
+{
+	const struct jt_hdr *h = r->data;
+	struct jt_item it = { .kind = JT_IT_BPF, .seq = seq };
+
+	if (r->len < sizeof(*h)) {
+		s->unknown_recs++;
+		return 0;
+	}
+	it.time = h->time;
+	it.data = h;
+	it.len = r->len;
+	it.cpu = h->cpu;
+	return push(s, cap, &it);
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct jt_item *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int read_all(struct jt_stream *s)
+{
+	struct jt_rec r;
+	size_t cap = 0;
+	uint64_t seq = 0;
+	int err = 0;
+
+	while (!err && jt_reader_next(&s->rd, &r) == 1) {
+		seq++;
+		switch (r.type) {
+		case JT_REC_META:
+			err = add_meta(s, r.data, r.len);
+			break;
+		case JT_REC_BPF:
+			err = add_bpf(s, &cap, &r, seq);
+			break;
+		case JT_REC_PERF:
+			err = add_perf(s, &cap, &r, seq);
+			break;
+		case JT_REC_LOST:
+			if (r.len >= sizeof(s->lost))
+				memcpy(&s->lost, r.data, sizeof(s->lost));
+			break;
+		case JT_REC_FINISH:
+			if (r.len >= sizeof(s->finish)) {
+				memcpy(&s->finish, r.data, sizeof(s->finish));
+				s->finished = 1;
+			}
+			break;
+		default:
+			s->unknown_recs++;
+		}
+	}
+	return err;
+}
+
+int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
+		   size_t msglen)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = jt_reader_open(&s->rd, path);
+	if (err) {
+		snprintf(msg, msglen, "%s: %s", path,
+			 err == -EINVAL ? "not a jittrace recording" :
+			 err == -EPROTO ? "unsupported recording version" :
+					  strerror(-err));
+		return err;
+	}
+	err = read_all(s);
+	if (err) {
+		snprintf(msg, msglen, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	qsort(s->items, s->n, sizeof(*s->items), cmp_item);
+	return 0;
+}
+
+void jt_stream_warn(const struct jt_stream *s, const char *path)
+{
+	if (s->rd.truncated)
+		fprintf(stderr,
+			"jittrace: %s: %s at byte %llu of %zu; "
+			"showing the %zu events before it\n",
+			path, s->rd.why, (unsigned long long)s->rd.stop_offset,
+			s->rd.size, s->n);
+	else if (!s->finished)
+		fprintf(stderr,
+			"jittrace: %s: recording was not finished "
+			"(recorder killed?); showing all %zu events\n",
+			path, s->n);
+	if (s->unknown_recs)
+		fprintf(stderr, "jittrace: %s: %llu malformed records skipped\n",
+			path, (unsigned long long)s->unknown_recs);
+}
+
+const char *jt_stream_meta(const struct jt_stream *s, const char *key)
+{
+	size_t i;
+
+	for (i = s->nmeta; i-- > 0;)
+		if (!strcmp(s->meta[i].key, key))
+			return s->meta[i].value;
+	return NULL;
+}
+
+void jt_stream_free(struct jt_stream *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmeta; i++) {
+		free(s->meta[i].key);
+		free(s->meta[i].value);
+	}
+	free(s->meta);
+	free(s->items);
+	jt_reader_close(&s->rd);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "record/perf_rings.h"
+
+#define RING_PAGES 256 /* 1 MiB per CPU: a JIT's MMAP2 bursts fit */
+
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} events[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_CONTEXT_SWITCHES },
+};
+
+int jt_perf_event_attr(const char *name, struct perf_event_attr *attr)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (strcmp(events[i].name, name))
+			continue;
+		attr->type = events[i].type;
+		attr->config = events[i].config;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
+		      bool per_task, bool enable_on_exec)
+{
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (o->data_addr)
+		a->sample_type |= PERF_SAMPLE_ADDR;
+	if (o->callchain)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (o->period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+	a->disabled = 1;
+	a->enable_on_exec = enable_on_exec;
+	a->inherit = per_task;
+	/* perf's own view of the address space, kept for the audit. */
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->mmap_data = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	/* The clock bpf_ktime_get_ns() and jitdump use: times compare. */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+static int add_fd(struct jt_perf *p, int fd)
+{
+	int *n = realloc(p->fds, (p->nfds + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	p->fds = n;
+	p->fds[p->nfds++] = fd;
+	return 0;
+}
+
+static int map_ring(struct jt_perf *p, int fd, int cpu)
+{
+	size_t size = (RING_PAGES + 1) * sysconf(_SC_PAGESIZE);
+	struct jt_ring *r = realloc(p->rings, (p->nrings + 1) * sizeof(*r));
+	void *base;
+
+	if (!r)
+		return -ENOMEM;
+	p->rings = r;
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	r[p->nrings++] = (struct jt_ring){ fd, base, size, cpu };
+	return 0;
+}
+
+/* One event for (pid, cpu); the first per CPU owns the ring. */
+static int open_one(struct jt_perf *p, pid_t pid, int cpu, int ring_fd)
+{
+	int fd = sys_perf_event_open(&p->attr, pid, cpu), err;
+
+	if (fd < 0)
+		return -errno;
+	err = add_fd(p, fd);
+	if (err)
+		return err;
+	if (ring_fd < 0)
+		return map_ring(p, fd, cpu);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd))
+		return -errno;
+	return 0;
+}
+
+static int open_all(struct jt_perf *p, const pid_t *pids, int npids)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, i, err;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		int ring_fd = -1;
+
+		for (i = 0; i < (npids ? npids : 1); i++) {
+			err = open_one(p, npids ? pids[i] : -1, cpu, ring_fd);
+			/* A thread that exited since we listed it. */
+			if (err == -ESRCH && npids > 1)
+				continue;
+			if (err)
+				return err;
+			if (ring_fd < 0)
+				ring_fd = p->rings[p->nrings - 1].fd;
+		}
+	}
+	return 0;
+}
+
+static bool no_pmu(int err)
+{
+	return err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP ||
+	       err == -EINVAL;
+}
+
+int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
+		 const pid_t *pids, int npids, bool enable_on_exec)
+{
+	const char *ev = o->event ? o->event : "cycles";
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->tmp = malloc(65536);
+	if (!p->tmp)
+		return -ENOMEM;
+	base_attr(&p->attr, o, npids > 0, enable_on_exec);
+	if (jt_perf_event_attr(ev, &p->attr)) {
+		fprintf(stderr, "jittrace: unknown event '%s'\n", ev);
+		return -EINVAL;
+	}
+	p->event = ev;
+	err = open_all(p, pids, npids);
+	if (err && no_pmu(err) && !strcmp(ev, "cycles")) {
+		fprintf(stderr,
+			"jittrace: no hardware PMU here (cycles: %s); "
+			"sampling cpu-clock instead\n",
+			strerror(-err));
+		jt_perf_close(p);
+		p->tmp = malloc(65536);
+		if (!p->tmp)
+			return -ENOMEM;
+		base_attr(&p->attr, o, npids > 0, enable_on_exec);
+		jt_perf_event_attr("cpu-clock", &p->attr);
+		p->event = "cpu-clock";
+		err = open_all(p, pids, npids);
+	}
+	if (err && no_pmu(err))
+		fprintf(stderr, "jittrace: event '%s' is not supported here: %s\n",
+			p->event, strerror(-err));
+	return err;
+}
+
+int jt_perf_enable(struct jt_perf *p)
+{
+	int i;
+
+	for (i = 0; i < p->nfds; i++)
+		if (ioctl(p->fds[i], PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
+	return 0;
+}
+
+static int drain_ring(struct jt_perf *p, struct jt_ring *r,
+		      struct jt_writer *w)
+{
+	struct perf_event_mmap_page *pg = r->base;
+	unsigned char *data = (unsigned char *)r->base + pg->data_offset;
+	uint64_t size = pg->data_size;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	struct jt_perf_rec pr = { .cpu = r->cpu };
+	int err = 0;
+
+	while (tail < head && !err) {
+		struct perf_event_header h;
+		uint64_t off = tail % size, i;
+		const void *rec = data + off;
+
+		for (i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(off + i) % size];
+		if (h.size < sizeof(h))
+			break; /* cannot happen; never spin on it */
+		if (off + h.size > size) {
+			for (i = 0; i < h.size; i++)
+				p->tmp[i] = data[(off + i) % size];
+			rec = p->tmp;
+		}
+		if (h.type == PERF_RECORD_LOST)
+			p->lost += ((const uint64_t *)rec)[2];
+		err = jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec,
+				    h.size);
+		p->records++;
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return err;
+}
+
+int jt_perf_drain(struct jt_perf *p, struct jt_writer *w)
+{
+	int i, err = 0;
+
+	for (i = 0; i < p->nrings && !err; i++)
+		err = drain_ring(p, &p->rings[i], w);
+	return err;
+}
+
+void jt_perf_close(struct jt_perf *p)
+{
+	int i;
+
+	for (i = 0; i < p->nrings; i++)
+		munmap(p->rings[i].base, p->rings[i].mmap_size);
+	for (i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
+	free(p->rings);
+	free(p->fds);
+	free(p->tmp);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * jittrace record: capture only. BPF events and perf records go to the
+ * file as they come; interpretation is left to the model at report time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "jittrace.h"
+#include "lib/jt_file.h"
+#include "record/perf_rings.h"
+#include "record/probes.h"
+#include "record/snapshot.h"
+#include "record/target.h"
+
+struct record_opts {
+	const char *output;
+	const char *user;
+	bool run_as_root;
+	bool all;
+	pid_t pid;
+	double duration;
+	bool verbose;
+	struct jt_perf_opts perf;
+	char **argv;
+};
+
+struct recorder {
+	struct record_opts o;
+	struct jt_writer w;
+	struct jt_probes probes;
+	struct jt_perf perf;
+	struct jt_target target;
+	uint64_t bpf_records;
+	uint64_t lost_written;
+	uint64_t write_errors;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const char usage[] =
+	"usage: jittrace record [options] -- command [args...]\n"
+	"       jittrace record [options] -p PID | -a\n"
+	"  -o, --output FILE     recording file (default jittrace.data)\n"
+	"  -e, --event EVENT     cycles (default), instructions, cpu-clock,\n"
+	"                        task-clock, page-faults, ...\n"
+	"  -F, --freq HZ         sampling frequency (default 999)\n"
+	"  -c, --count PERIOD    sample every PERIOD events instead\n"
+	"  -g                    record frame-pointer call chains\n"
+	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR)\n"
+	"  -p, --pid PID         attach to a running process\n"
+	"  -a, --all-cpus        every process on the system\n"
+	"      --duration SECS   stop after SECS (-p and -a)\n"
+	"      --user USER       run the command as USER\n"
+	"      --run-as-root     run the command as root (not recommended)\n"
+	"  -v, --verbose         show libbpf's messages\n";
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "data", no_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "run-as-root", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c;
+
+	o->output = "jittrace.data";
+	o->perf.freq = 999;
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:avh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'e': o->perf.event = optarg; break;
+		case 'F':
+			o->perf.freq = strtoull(optarg, &end, 10);
+			if (*end || !o->perf.freq)
+				return jt_usage_error(usage, "bad -F value");
+			break;
+		case 'c':
+			o->perf.period = strtoull(optarg, &end, 10);
+			if (*end || !o->perf.period)
+				return jt_usage_error(usage, "bad -c value");
+			break;
+		case 'g': o->perf.callchain = true; break;
+		case 'd': o->perf.data_addr = true; break;
+		case 'p':
+			o->pid = strtol(optarg, &end, 10);
+			if (*end || o->pid <= 0)
+				return jt_usage_error(usage, "bad -p value");
+			break;
+		case 'a': o->all = true; break;
+		case 'D':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0)
+				return jt_usage_error(usage, "bad --duration");
+			break;
+		case 'u': o->user = optarg; break;
+		case 'R': o->run_as_root = true; break;
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		default: return jt_usage_error(usage, NULL);
+		}
+	}
+	o->argv = argv + optind;
+	if (!!o->argv[0] + !!o->pid + o->all != 1)
+		return jt_usage_error(usage,
+				      "give a command, -p PID or -a (one)");
+	return 0;
+}
+
+static int on_bpf_event(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+
+	if (jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0))
+		r->write_errors++;
+	r->bpf_records++;
+	return 0;
+}
+
+static int emit_synth(void *ctx, const void *ev, size_t size)
+{
+	return on_bpf_event(ctx, (void *)ev, size);
+}
+
+static int write_meta(struct recorder *r, int argc, char **argv)
+{
+	char buf[8192];
+	struct utsname u;
+	size_t n = 0;
+	int i;
+
+	uname(&u);
+	n += snprintf(buf + n, sizeof(buf) - n,
+		      "host=%s\nkernel=%s\nmachine=%s\nclock=CLOCK_MONOTONIC\n"
+		      "start_ns=%llu\nstart_unix=%lld\nmode=%s\n"
+		      "perf.event=%s\nperf.sample_type=0x%llx\n",
+		      u.nodename, u.release, u.machine,
+		      (unsigned long long)jt_now_ns(), (long long)time(NULL),
+		      r->o.all ? "all" : r->o.pid ? "pid" : "command",
+		      r->perf.event,
+		      (unsigned long long)r->perf.attr.sample_type);
+	for (i = 0; i < JT_HOOK_MAX; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "tier.%s=%s\n",
+			      jt_hook_names[i],
+			      jt_tier_name(r->probes.tier[i]));
+	n += snprintf(buf + n, sizeof(buf) - n, "cmdline=");
+	for (i = 0; i < argc && n < sizeof(buf) - 2; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
+			      argv[i]);
+	n += snprintf(buf + n, sizeof(buf) - n, "\n");
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return jt_writer_add(&r->w, JT_REC_META, buf, n, NULL, 0);
+}
+
+static void write_lost(struct recorder *r, bool force)
+{
+	struct jt_lost_rec l = { jt_now_ns(), jt_probes_lost(&r->probes),
+				 r->perf.lost, r->write_errors };
+	uint64_t total = l.bpf_events + l.perf_records + l.bpf_errors;
+
+	if (!force && total == r->lost_written)
+		return;
+	r->lost_written = total;
+	jt_writer_add(&r->w, JT_REC_LOST, &l, sizeof(l), NULL, 0);
+}
+
+/* pids of every thread of pid: -p follows all of them. */
+static int list_threads(pid_t pid, pid_t **out)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	*out = NULL;
+	while ((de = readdir(d))) {
+		pid_t *t;
+
+		if (de->d_name[0] == '.')
+			continue;
+		t = realloc(*out, (n + 1) * sizeof(*t));
+		if (!t)
+			break;
+		*out = t;
+		t[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static int open_perf(struct recorder *r)
+{
+	pid_t *tids = NULL;
+	int n, err;
+
+	if (r->o.all)
+		return jt_perf_open(&r->perf, &r->o.perf, NULL, 0, false);
+	if (!r->o.pid)
+		return jt_perf_open(&r->perf, &r->o.perf, &r->target.pid, 1,
+				    true);
+	n = list_threads(r->o.pid, &tids);
+	if (n <= 0) {
+		fprintf(stderr, "jittrace: no process %d\n", r->o.pid);
+		return -ESRCH;
+	}
+	err = jt_perf_open(&r->perf, &r->o.perf, tids, n, false);
+	free(tids);
+	return err;
+}
+
+static int setup(struct recorder *r, int argc, char **argv)
+{
+	int err;
+
+	if (!r->o.all && !r->o.pid &&
+	    jt_target_identity(&r->target, r->o.user, r->o.run_as_root))
+		return -EPERM;
+	err = jt_probes_load(&r->probes, r->o.all, on_bpf_event, r);
+	if (err) {
+		fprintf(stderr, "jittrace: loading BPF programs failed: %s%s\n",
+			strerror(-err),
+			err == -EPERM ? " (run 'jittrace doctor')" : "");
+		return err;
+	}
+	if (r->o.argv[0]) {
+		err = jt_target_spawn(&r->target, r->o.argv);
+		if (!err)
+			err = jt_probes_trace(&r->probes, r->target.pid);
+	} else if (r->o.pid) {
+		err = jt_probes_trace(&r->probes, r->o.pid);
+	}
+	if (!err)
+		err = open_perf(r);
+	if (!err)
+		err = write_meta(r, argc, argv);
+	if (!err)
+		err = jt_probes_attach(&r->probes);
+	if (err)
+		fprintf(stderr, "jittrace: setting up: %s\n", strerror(-err));
+	return err;
+}
+
+static int start(struct recorder *r)
+{
+	int e;
+
+	if (r->o.all) {
+		jt_snapshot_all(getpid(), jt_now_ns(), emit_synth, r);
+		return jt_perf_enable(&r->perf);
+	}
+	if (r->o.pid) {
+		if (jt_snapshot_pid(r->o.pid, jt_now_ns(), emit_synth, r)) {
+			fprintf(stderr, "jittrace: no process %d\n", r->o.pid);
+			return -ESRCH;
+		}
+		return jt_perf_enable(&r->perf);
+	}
+	e = jt_target_release(&r->target);
+	if (!e)
+		return 0;
+	fprintf(stderr, "jittrace: %s: %s\n", r->o.argv[0],
+		e == ENOENT ? "command not found" : strerror(e));
+	return -e;
+}
+
+/* Loop until the command exits, a signal, or --duration; 0 or status. */
+static int run(struct recorder *r, int *status)
+{
+	uint64_t deadline = r->o.duration ?
+				    jt_now_ns() + r->o.duration * 1e9 : 0;
+	int err = 0;
+
+	while (!stop_signal && !err) {
+		err = ring_buffer__poll(r->probes.rb, 100);
+		if (err == -EINTR)
+			err = 0;
+		if (err > 0)
+			err = 0;
+		if (!err)
+			err = jt_perf_drain(&r->perf, &r->w);
+		write_lost(r, false);
+		if (!err)
+			err = jt_writer_flush(&r->w);
+		if (deadline && jt_now_ns() >= deadline)
+			break;
+		if (r->target.pid &&
+		    waitpid(r->target.pid, status, WNOHANG) == r->target.pid) {
+			r->target.pid = 0;
+			break;
+		}
+		if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
+			break;
+	}
+	return err;
+}
+
+static void finish(struct recorder *r, int exit_status)
+{
+	struct jt_finish_rec f = { .exit_status = exit_status };
+	uint64_t lost;
+
+	ring_buffer__consume(r->probes.rb);
+	jt_perf_drain(&r->perf, &r->w);
+	write_lost(r, true);
+	f.time = jt_now_ns();
+	f.bpf_records = r->bpf_records;
+	f.perf_records = r->perf.records;
+	jt_writer_add(&r->w, JT_REC_FINISH, &f, sizeof(f), NULL, 0);
+	if (jt_writer_close(&r->w))
+		fprintf(stderr, "jittrace: writing %s: %s\n", r->o.output,
+			strerror(r->w.err));
+	lost = jt_probes_lost(&r->probes) + r->perf.lost + r->write_errors;
+	if (lost)
+		fprintf(stderr,
+			"jittrace: %llu events lost (%llu BPF ring full, "
+			"%llu perf ring, %llu write)\n",
+			(unsigned long long)lost,
+			(unsigned long long)jt_probes_lost(&r->probes),
+			(unsigned long long)r->perf.lost,
+			(unsigned long long)r->write_errors);
+	else
+		fprintf(stderr, "jittrace: 0 events lost\n");
+	fprintf(stderr,
+		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
+		"%.1f MB)\n",
+		r->o.output, (unsigned long long)r->bpf_records,
+		(unsigned long long)r->perf.records, r->w.bytes / 1e6);
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The command keeps running when we stop early: end it, reap it. */
+static int reap_target(struct recorder *r, int status)
+{
+	if (!r->target.pid)
+		return exit_code(status);
+	kill(r->target.pid, stop_signal ? stop_signal : SIGTERM);
+	while (waitpid(r->target.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return exit_code(status);
+}
+
+static void give_file_to_user(const char *path)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+
+	/* The file is only ours to hand over when sudo made us root. */
+	if (uid && gid && geteuid() == 0 &&
+	    chown(path, strtoul(uid, NULL, 10), strtoul(gid, NULL, 10)))
+		fprintf(stderr, "jittrace: chown %s: %s\n", path,
+			strerror(errno));
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct recorder r = {};
+	int status = 0, err, rc;
+
+	err = parse(argc, argv, &r.o);
+	if (err)
+		return err;
+	if (jt_require_root("record"))
+		return 1;
+	jt_libbpf_quiet(r.o.verbose);
+	install_signals();
+	err = jt_writer_open(&r.w, r.o.output);
+	if (err) {
+		fprintf(stderr, "jittrace: %s: %s\n", r.o.output,
+			strerror(-err));
+		return 1;
+	}
+	err = setup(&r, argc, argv);
+	if (err) {
+		if (r.target.pid)
+			kill(r.target.pid, SIGKILL);
+		unlink(r.o.output);
+		return 1;
+	}
+	err = start(&r);
+	if (err && r.target.pid) {
+		waitpid(r.target.pid, &status, 0);
+		r.target.pid = 0;
+		finish(&r, -1);
+		give_file_to_user(r.o.output);
+		return -err == ENOENT ? 127 : 126;
+	}
+	if (!err)
+		err = run(&r, &status);
+	if (err)
+		fprintf(stderr, "jittrace: recording: %s\n", strerror(-err));
+	finish(&r, r.target.pid || !r.o.argv[0] ? -1 : exit_code(status));
+	give_file_to_user(r.o.output);
+	rc = r.o.argv[0] ? reap_target(&r, status) : (err ? 1 : 0);
+	jt_perf_close(&r.perf);
+	jt_probes_close(&r.probes);
+	return rc;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "record/target.h"
+
+static int load_groups(struct jt_target *t, const char *user)
+{
+	int n = sizeof(t->groups) / sizeof(t->groups[0]);
+
+	if (!user) {
+		t->groups[0] = t->gid;
+		t->ngroups = 1;
+		return 0;
+	}
+	if (getgrouplist(user, t->gid, t->groups, &n) < 0) {
+		fprintf(stderr, "jittrace: %s is in too many groups\n", user);
+		return -1;
+	}
+	t->ngroups = n;
+	return 0;
+}
+
+int jt_target_identity(struct jt_target *t, const char *user, bool as_root)
+{
+	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID");
+	struct passwd *pw;
+
+	t->uid = getuid();
+	t->gid = getgid();
+	t->ngroups = 0;
+	if (as_root)
+		return 0;
+	if (user) {
+		pw = getpwnam(user);
+		if (!pw) {
+			fprintf(stderr, "jittrace: unknown user '%s'\n", user);
+			return -1;
+		}
+		t->uid = pw->pw_uid;
+		t->gid = pw->pw_gid;
+		return load_groups(t, user);
+	}
+	if (suid && sgid) {
+		t->uid = strtoul(suid, NULL, 10);
+		t->gid = strtoul(sgid, NULL, 10);
+		return load_groups(t, getenv("SUDO_USER"));
+	}
+	if (t->uid == 0) {
+		fprintf(stderr,
+			"jittrace: refusing to run the command as root; run "
+			"jittrace with sudo, or pass --user USER or "
+			"--run-as-root\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void drop_privileges(const struct jt_target *t)
+{
+	if (getuid() != 0 || t->uid == 0)
+		return;
+	if (setgroups(t->ngroups, t->groups) || setgid(t->gid) ||
+	    setuid(t->uid)) {
+		/* Never run the command with more rights than asked for. */
+		perror("jittrace: dropping privileges");
+		_exit(126);
+	}
+}
+
+static void child(struct jt_target *t, int gate, int err_w, char **argv)
+{
+	char c;
+	int e;
+
+	while (read(gate, &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate);
+	drop_privileges(t);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(err_w, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int jt_target_spawn(struct jt_target *t, char **argv)
+{
+	int gate[2], err[2];
+
+	if (pipe2(gate, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return -errno;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -errno;
+	if (t->pid == 0) {
+		close(gate[1]);
+		close(err[0]);
+		child(t, gate[0], err[1], argv);
+	}
+	close(gate[0]);
+	close(err[1]);
+	t->gate_fd = gate[1];
+	t->err_fd = err[0];
+	return 0;
+}
+
+int jt_target_release(struct jt_target *t)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(t->gate_fd, "x", 1) != 1)
+		return errno;
+	close(t->gate_fd);
+	/* EOF: the exec happened and closed the CLOEXEC pipe. */
+	do
+		n = read(t->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(t->err_fd);
+	return n == sizeof(e) ? e : 0;
+}

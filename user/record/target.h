@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The traced command: forked, held at a gate until the probes are in
+ * place, then exec'd as the invoking user.
+ */
+#ifndef JT_TARGET_H
+#define JT_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct jt_target {
+	pid_t pid;
+	int gate_fd; /* write end: one byte releases the child */
+	int err_fd; /* read end: the child's exec errno, or EOF on success */
+	uid_t uid;
+	gid_t gid;
+	/* Resolved before fork: NSS in the child would show up as its mmaps. */
+	gid_t groups[64];
+	int ngroups;
+};
+
+/* Decide who the command runs as: SUDO_UID/SUDO_GID, --user, or root. */
+int jt_target_identity(struct jt_target *t, const char *user, bool as_root);
+int jt_target_spawn(struct jt_target *t, char **argv);
+/* Open the gate; returns 0, or the errno that made exec fail. */
+int jt_target_release(struct jt_target *t);
+
+#endif

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "views/view.h"
+
+int jt_view_open(struct jt_stream *s, const char *path)
+{
+	char msg[512];
+
+	if (jt_stream_load(s, path, msg, sizeof(msg))) {
+		fprintf(stderr, "jittrace: %s\n", msg);
+		return 1;
+	}
+	jt_stream_warn(s, path);
+	return 0;
+}
+
+const char *jt_region_name(const struct jt_region *r)
+{
+	switch (r->kind) {
+	case JT_RK_FILE:
+		return r->path ? r->path : "[file]";
+	case JT_RK_HEAP:
+		return "[heap]";
+	case JT_RK_STACK:
+		return "[stack]";
+	case JT_RK_VDSO:
+		return "[vdso]";
+	case JT_RK_VVAR:
+		return "[vvar]";
+	case JT_RK_SHARED_ANON:
+		return "[anon:shared]";
+	}
+	return "[anon]";
+}
+
+const char *jt_event_name(uint16_t type)
+{
+	static const char *const names[JT_EV_MAX] = {
+		[JT_EV_MMAP] = "mmap",	   [JT_EV_MPROTECT] = "mprotect",
+		[JT_EV_MUNMAP] = "munmap", [JT_EV_MREMAP] = "mremap",
+		[JT_EV_BRK] = "brk",	   [JT_EV_FORK] = "fork",
+		[JT_EV_EXEC] = "exec",	   [JT_EV_VMA] = "vma",
+		[JT_EV_EXIT] = "exit",
+	};
+
+	return type < JT_EV_MAX && names[type] ? names[type] : "unknown";
+}
+
+const char *jt_origin_name(uint16_t origin)
+{
+	return origin == JT_EV_VMA ? "exec" : jt_event_name(origin);
+}
+
+void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
+			  const struct jt_model *m)
+{
+	unsigned long long lost = s->lost.bpf_events + s->lost.perf_records +
+				  s->lost.bpf_errors;
+
+	if (lost)
+		fprintf(f,
+			"# lost: %llu events (%llu BPF ring full, %llu perf, "
+			"%llu write)\n",
+			lost, (unsigned long long)s->lost.bpf_events,
+			(unsigned long long)s->lost.perf_records,
+			(unsigned long long)s->lost.bpf_errors);
+	if (m->stats.malformed)
+		fprintf(f, "# malformed events skipped: %llu\n",
+			(unsigned long long)m->stats.malformed);
+}
