@@ -37,6 +37,36 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * bpf_find_vma only try-locks mmap_lock, so it fails with EBUSY while a
+ * sibling thread holds it to map or protect. Such holds are short: retry
+ * a bounded number of times before reporting the VMA as unknown.
+ */
+#define FIND_VMA_TRIES 256
+
+struct find_retry {
+	__u64 addr;
+	long err;
+	struct vma_ctx *c;
+};
+
+static long find_retry_cb(__u64 i, void *data)
+{
+	struct find_retry *f = data;
+
+	f->err = bpf_find_vma(bpf_get_current_task_btf(), f->addr, vma_cb,
+			      f->c, 0);
+	return f->err != -EBUSY;
+}
+
+static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
+{
+	struct find_retry f = { .addr = addr, .err = -EBUSY, .c = c };
+
+	bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
+	return f.err != -EBUSY;
+}
+
 static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
 				    __u32 type, int nargs)
 {
@@ -100,14 +130,13 @@ static __always_inline bool result_range(struct jt_map_event *ev, __u64 *first,
 static __always_inline void find_vmas(struct jt_scratch *s,
 				      struct jt_map_event *ev)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct vma_ctx c = {};
 	__u64 first, last;
 	__u32 n = 0;
 
 	if (!result_range(ev, &first, &last))
 		goto out;
-	if (bpf_find_vma(task, first, vma_cb, &c, 0) == -EBUSY)
+	if (!find_vma(first, &c))
 		ev->flags |= JT_MF_VMA_BUSY;
 	ev->vma = c.vma;
 	if (c.file && ev->h.type != JT_EV_BRK)
@@ -116,7 +145,7 @@ static __always_inline void find_vmas(struct jt_scratch *s,
 		ev->vma_last = c.vma;
 	} else {
 		c.vma = (struct jt_vma){};
-		if (bpf_find_vma(task, last, vma_cb, &c, 0) == -EBUSY)
+		if (!find_vma(last, &c))
 			ev->flags |= JT_MF_VMA_BUSY;
 		ev->vma_last = c.vma;
 	}

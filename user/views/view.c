@@ -63,6 +63,13 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			lost, (unsigned long long)s->lost.bpf_events,
 			(unsigned long long)s->lost.perf_records,
 			(unsigned long long)s->lost.bpf_errors);
+	if (m->stats.vma_busy)
+		fprintf(f, "# events whose kernel VMA could not be read "
+			   "(mmap_lock busy): %llu\n",
+			(unsigned long long)m->stats.vma_busy);
+	if (m->stats.nomem)
+		fprintf(f, "# events dropped for lack of memory: %llu\n",
+			(unsigned long long)m->stats.nomem);
 	if (m->stats.malformed)
 		fprintf(f, "# malformed events skipped: %llu\n",
 			(unsigned long long)m->stats.malformed);

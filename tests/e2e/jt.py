@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Helpers for the end-to-end tests: run jittrace, parse what it prints."""
+import itertools
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("JT_BUILD", os.path.join(ROOT, "build"))
+JT = os.path.join(BUILD, "jittrace")
+WL = os.path.join(BUILD, "workloads")
+USER = "nobody"
+TMP = tempfile.mkdtemp(prefix="jt-e2e-")
+os.chmod(TMP, 0o755)
+
+
+class Skip(Exception):
+    """A test that cannot run here: counted as skipped, never as passed."""
+
+
+def run(args, check=True, timeout=120, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args} exited {p.returncode}:\n{p.stderr}")
+    return p
+
+
+_seq = itertools.count()
+
+
+def record(cmd, opts=(), check=True, timeout=120):
+    """jittrace record the command as an unprivileged user; returns (proc, data)."""
+    data = os.path.join(TMP, f"rec{next(_seq)}.data")
+    args = [JT, "record", "-o", data, *opts]
+    if cmd:
+        args += ["--user", USER, "--", *cmd]
+    return run(args, check=check, timeout=timeout), data
+
+
+def maps(data, pid=None, at=None):
+    args = [JT, "maps", "-i", data, "--json"]
+    if pid:
+        args += ["--pid", str(pid)]
+    if at:
+        args += ["--at", str(at)]
+    rows = json.loads(run(args).stdout)
+    for r in rows:
+        r["start"] = int(r["start"], 16)
+        r["end"] = int(r["end"], 16)
+        if r["kernel_vma"]:
+            r["kernel_vma"] = (int(r["kernel_vma"]["start"], 16),
+                               int(r["kernel_vma"]["end"], 16))
+    return rows
+
+
+def script(data):
+    out = run([JT, "script", "-i", data, "--json"]).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def hx(v):
+    return int(v, 16)
+
+
+def workload_lines(stdout, tag):
+    return [line.split()[1:] for line in stdout.splitlines() if line.startswith(tag + " ")]
+
+
+def proc_maps(stdout, pid=None):
+    """The "maps PID line" lines a workload printed, parsed."""
+    out = []
+    for line in stdout.splitlines():
+        f = line.split()
+        if f[0] != "maps" or (pid and int(f[1]) != pid):
+            continue
+        s, e = (int(x, 16) for x in f[2].split("-"))
+        out.append({"pid": int(f[1]), "start": s, "end": e, "prot": f[3],
+                    "path": f[7] if len(f) > 7 else None})
+    return out
+
+
+def assert_tiles(rows, proc_lines):
+    """Every /proc/self/maps VMA is covered exactly by requested regions
+    with the same protection, file and kernel VMA."""
+    for v in proc_lines:
+        if v["path"] == "[vsyscall]":
+            continue
+        inside = [r for r in rows if r["start"] < v["end"] and r["end"] > v["start"]]
+        assert inside, f"no region for VMA {v}"
+        assert inside[0]["start"] == v["start"] and inside[-1]["end"] == v["end"], \
+            f"regions {[(hex(r['start']), hex(r['end'])) for r in inside]} do not tile {v}"
+        for a, b in zip(inside, inside[1:]):
+            assert a["end"] == b["start"], f"gap in {v}"
+        for r in inside:
+            assert r["prot"] == v["prot"], f"prot {r} vs {v}"
+            if v["path"] and v["path"].startswith("/"):
+                assert r["path"] == v["path"], f"path {r['path']} vs {v['path']}"
+            assert r["kernel_vma"] == (v["start"], v["end"]), \
+                f"kernel VMA {r['kernel_vma']} vs {v}"
+            assert r["coalesced"] == (len(inside) > 1)
+
+
+def has_pmu():
+    p = run([JT, "doctor"], check=False)
+    return "hardware PMU (cycles)      ok" in p.stdout

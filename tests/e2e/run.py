@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Run every test_* function of tests/e2e/test_*.py; one line per test and
+a closing 'N passed, N failed, N skipped' line. Exit 1 on any failure."""
+import importlib.util
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import jt  # noqa: E402
+
+
+def main(only):
+    passed = failed = skipped = 0
+    for fname in sorted(os.listdir(HERE)):
+        if not (fname.startswith("test_") and fname.endswith(".py")):
+            continue
+        spec = importlib.util.spec_from_file_location(fname[:-3], os.path.join(HERE, fname))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for name in sorted(n for n in dir(mod) if n.startswith("test_")):
+            if only and not any(o in name for o in only):
+                continue
+            t0 = time.time()
+            try:
+                getattr(mod, name)()
+            except jt.Skip as e:
+                skipped += 1
+                print(f"SKIP {fname}:{name}: {e}", flush=True)
+                continue
+            except Exception:
+                failed += 1
+                print(f"FAIL {fname}:{name}\n{traceback.format_exc()}", flush=True)
+                continue
+            passed += 1
+            print(f"ok   {fname}:{name} ({time.time() - t0:.1f}s)", flush=True)
+    print(f"e2e: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

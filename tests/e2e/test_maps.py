@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Rebuilt maps against what the workloads themselves report."""
+import os
+
+from jt import (WL, assert_tiles, hx, maps, proc_maps, record, script,
+                workload_lines)
+
+PAGE = 4096
+
+
+def test_jit_pages_stay_separate_and_samples_land_in_them():
+    n = 8
+    p, data = record([os.path.join(WL, "jitpages"), str(n), "1.5"], ["-F", "999"])
+    pages = sorted(int(a[0], 16) for a in workload_lines(p.stdout, "page"))
+    vs, ve = (int(x, 16) for x in workload_lines(p.stdout, "vma")[0])
+    assert len(pages) == n and vs == pages[0] and ve == pages[-1] + PAGE
+    pid = int(script(data)[-1]["pid"])
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec")
+    rows = [r for r in maps(data, pid) if pages[0] <= r["start"] < ve]
+    # N requested regions, all in one kernel VMA, all marked coalesced.
+    assert [(r["start"], r["end"]) for r in rows] == [(a, a + PAGE) for a in pages]
+    for r in rows:
+        assert r["prot"] == "r-xp" and r["path"] is None
+        assert r["kernel_vma"] == (vs, ve), r
+        assert r["coalesced"] and r["vma_regions"] == n
+    # perf's own MMAP2 records claim the growing merged range each time.
+    rx = [e for e in events if e["type"] == "perf_mmap2" and e["pid"] == pid
+          and e["prot"] == 5 and vs <= hx(e["start"]) < ve]
+    assert [hx(e["end"]) - hx(e["start"]) for e in rx] == \
+        [PAGE * k for k in range(1, n + 1)], rx
+    # Every sample in the pages resolves to the page that held it.
+    samples = [e for e in events if e["type"] == "sample" and not e["kernel"]
+               and vs <= hx(e["ip"]) < ve]
+    assert len(samples) > 100, len(samples)
+    hit = set()
+    for s in samples:
+        page = hx(s["ip"]) & ~(PAGE - 1)
+        assert (hx(s["region_start"]), hx(s["region_end"])) == (page, page + PAGE), s
+        hit.add(page)
+    assert hit == set(pages), f"pages without samples: {set(pages) - hit}"
+
+
+def test_mapops_matches_proc_maps():
+    p, data = record([os.path.join(WL, "mapops")])
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    rows = maps(data, pid)
+    got = {(r["start"], r["end"], r["prot"]) for r in rows}
+    for s, e, prot in workload_lines(p.stdout, "want"):
+        assert (int(s, 16), int(e, 16), prot) in got, f"missing region {s}-{e} {prot}"
+    heap_lo, heap_hi = (int(x, 16) for x in workload_lines(p.stdout, "heap")[0])
+    heap = [r for r in rows if r["name"] == "[heap]"]
+    assert len(heap) == 1 and heap[0]["end"] == (heap_hi + PAGE - 1) & ~(PAGE - 1)
+    assert heap[0]["start"] <= heap_lo
+    exe = os.path.realpath(os.path.join(WL, "mapops"))
+    moved = [r for r in rows if r["origin"] == "mremap" and r["path"] == exe]
+    want_moved = workload_lines(p.stdout, "want")[6]
+    assert [(r["start"], r["end"], r["offset"]) for r in moved] == \
+        [(int(want_moved[0], 16), int(want_moved[1], 16), "0x0")]
+    assert_tiles(rows, proc_maps(p.stdout, pid))
+
+
+def test_fork_exec_tree():
+    p, data = record([os.path.join(WL, "forktree")])
+    regions = {}
+    for pid, s, e in workload_lines(p.stdout, "region"):
+        regions.setdefault(int(pid), []).append((int(s, 16), int(e, 16)))
+    parent, child, execd = list(regions)
+    for pid in regions:
+        rows = maps(data, pid)
+        spans = {(r["start"], r["end"]) for r in rows}
+        assert_tiles(rows, proc_maps(p.stdout, pid))
+        for own in regions[pid]:
+            assert own in spans, f"pid {pid} lacks its region {own}"
+    # The forked child inherited the parent's region; the exec'd one did not.
+    assert regions[parent][0] in {(r["start"], r["end"]) for r in maps(data, child)}
+    assert regions[parent][0] not in {(r["start"], r["end"]) for r in maps(data, execd)}
+    assert regions[child][0] not in {(r["start"], r["end"]) for r in maps(data, parent)}
+    exe = os.path.realpath(os.path.join(WL, "forktree"))
+    assert any(r["path"] == exe and r["origin"] == "exec" for r in maps(data, execd))
+
+
+def test_threads_map_concurrently():
+    p, data = record([os.path.join(WL, "threads")])
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    rows = maps(data, pid)
+    got = {(r["start"], r["end"], r["prot"]) for r in rows}
+    wants = workload_lines(p.stdout, "want")
+    assert len(wants) == 12
+    for s, e, prot in wants:
+        assert (int(s, 16), int(e, 16), prot) in got, f"missing {s}-{e} {prot}"
+    assert_tiles(rows, proc_maps(p.stdout, pid))
+    threads = {e["tid"] for e in script(data) if e["type"] == "mmap" and e["pid"] == pid}
+    assert len(threads) >= 5, threads  # the main thread and the four workers
+
+
+def test_maps_at_time_shows_the_past():
+    p, data = record([os.path.join(WL, "mapops")])
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    events = script(data)
+    mid = next(e for e in events if e["type"] == "mremap" and e["pid"] == pid)
+    before = {(r["start"], r["end"]) for r in maps(data, pid, at=mid["time"] - 1)}
+    after = {(r["start"], r["end"]) for r in maps(data, pid, at=mid["time"])}
+    old = int(mid["args"][0], 16)
+    assert any(s == old for s, _ in before)
+    assert before != after

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The recording format: round trip, truncation at every byte, corruption. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "jt_abi.h"
+#include "lib/jt_file.h"
+#include "model/stream.h"
+
+static char path[] = "/tmp/jt_test_file_XXXXXX";
+
+static void *slurp(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	char *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	rewind(f);
+	buf = malloc(*len);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+/* Three records; returns the offset where the last one starts. */
+static size_t write_sample_file(void)
+{
+	struct jt_writer w;
+	struct jt_exit_event ev = { .h = { .type = JT_EV_EXIT,
+					   .size = sizeof(ev), .pid = 7,
+					   .time = 5 } };
+	size_t last;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	jt_writer_add(&w, JT_REC_META, "a=1\nb=2\n", 8, NULL, 0);
+	jt_writer_add(&w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);
+	last = w.bytes + w.len;
+	jt_writer_add(&w, JT_REC_BPF, &ev, 10, (char *)&ev + 10,
+		      sizeof(ev) - 10);
+	assert_int_equal(jt_writer_close(&w), 0);
+	return last;
+}
+
+static int count(struct jt_reader *r)
+{
+	struct jt_rec rec;
+	int n = 0;
+
+	while (jt_reader_next(r, &rec) == 1)
+		n++;
+	return n;
+}
+
+static void test_round_trip(void **state)
+{
+	struct jt_reader r;
+	struct jt_rec rec;
+	const struct jt_exit_event *ev;
+
+	write_sample_file();
+	assert_int_equal(jt_reader_open(&r, path), 0);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	assert_int_equal(rec.type, JT_REC_META);
+	assert_memory_equal(rec.data, "a=1\nb=2\n", 8);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	ev = rec.data;
+	assert_int_equal(rec.len, sizeof(*ev));
+	assert_int_equal(ev->h.pid, 7);
+	assert_int_equal(jt_reader_next(&r, &rec), 0);
+	assert_false(r.truncated);
+	jt_reader_close(&r);
+}
+
+/* A recorder killed mid-write leaves any prefix: every one must read. */
+static void test_cut_at_every_byte_of_last_record(void **state)
+{
+	size_t last = write_sample_file(), len, cut;
+	char *buf = slurp(path, &len);
+
+	for (cut = last; cut < len; cut++) {
+		struct jt_reader r;
+
+		assert_int_equal(jt_reader_open_mem(&r, buf, cut), 0);
+		assert_int_equal(count(&r), 2);
+		assert_int_equal(r.truncated, cut != last);
+		if (cut != last)
+			assert_int_equal(r.stop_offset, last);
+	}
+	free(buf);
+}
+
+static void test_corrupt_sizes(void **state)
+{
+	size_t last = write_sample_file(), len;
+	char *buf = slurp(path, &len);
+	struct jt_reader r;
+	uint32_t bad[] = { 0, 7, JT_REC_MAX + 1, 0xffffffff };
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(buf + last + 4, &bad[i], 4);
+		assert_int_equal(jt_reader_open_mem(&r, buf, len), 0);
+		assert_int_equal(count(&r), 2);
+		assert_true(r.truncated);
+		assert_int_equal(r.stop_offset, last);
+	}
+	free(buf);
+}
+
+static void test_bad_preamble(void **state)
+{
+	size_t len;
+	char *buf;
+	struct jt_reader r;
+
+	write_sample_file();
+	buf = slurp(path, &len);
+	assert_int_equal(jt_reader_open_mem(&r, buf, 10), -EINVAL);
+	buf[0] = 'X';
+	assert_int_equal(jt_reader_open_mem(&r, buf, len), -EINVAL);
+	buf[0] = 'J';
+	buf[8] = 99; /* version */
+	assert_int_equal(jt_reader_open_mem(&r, buf, len), -EPROTO);
+	free(buf);
+}
+
+static void add_exit(struct jt_writer *w, uint32_t pid, uint64_t time)
+{
+	struct jt_exit_event ev = { .h = { .type = JT_EV_EXIT,
+					   .size = sizeof(ev), .pid = pid,
+					   .time = time } };
+
+	jt_writer_add(w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);
+}
+
+/* Out-of-order input comes out in time order; ties keep file order. */
+static void test_stream_orders_by_time(void **state)
+{
+	struct jt_writer w;
+	struct jt_stream s;
+	char msg[256];
+	uint32_t want[] = { 2, 3, 4, 1 };
+	size_t i;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_exit(&w, 1, 300);
+	add_exit(&w, 2, 100);
+	add_exit(&w, 3, 200);
+	add_exit(&w, 4, 200);
+	jt_writer_close(&w);
+	assert_int_equal(jt_stream_load(&s, path, msg, sizeof(msg)), 0);
+	assert_int_equal(s.n, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(((const struct jt_hdr *)s.items[i].data)->pid,
+				 want[i]);
+	assert_false(s.finished);
+	jt_stream_free(&s);
+}
+
+static void test_stream_rejects_non_recording(void **state)
+{
+	struct jt_stream s;
+	char msg[256];
+	FILE *f = fopen(path, "w");
+
+	fputs("this is not a recording at all", f);
+	fclose(f);
+	assert_int_equal(jt_stream_load(&s, path, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "not a jittrace recording"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
+		cmocka_unit_test(test_corrupt_sizes),
+		cmocka_unit_test(test_bad_preamble),
+		cmocka_unit_test(test_stream_orders_by_time),
+		cmocka_unit_test(test_stream_rejects_non_recording),
+	};
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0)
+		return 1;
+	close(fd);
+	rc = cmocka_run_group_tests_name("file", tests, NULL, NULL);
+	unlink(path);
+	return rc;
+}

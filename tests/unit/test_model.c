@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The model fed BPF events as the recorder stores them. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <sys/mman.h>
+#include "model/model.h"
+
+#define P(n) (0x7f0000000000ULL + (n) * 4096ULL)
+
+static uint64_t clock_ns = 1000;
+
+static void hdr(struct jt_hdr *h, uint16_t type, uint32_t size, uint32_t pid,
+		uint32_t tid)
+{
+	h->type = type;
+	h->size = size;
+	h->pid = pid;
+	h->tid = tid;
+	h->time = clock_ns++;
+}
+
+static void mmap_ev(struct jt_model *m, uint32_t pid, uint32_t tid, int page,
+		    int pages, uint32_t prot, uint32_t flags, const char *path)
+{
+	struct {
+		struct jt_map_event ev;
+		char path[64];
+	} e = {};
+
+	e.ev.args[1] = pages * 4096;
+	e.ev.args[2] = prot;
+	e.ev.args[3] = flags;
+	e.ev.result = P(page);
+	e.ev.vma = (struct jt_vma){ P(page), P(page + pages), 0, 0 };
+	e.ev.vma_last = e.ev.vma;
+	if (path) {
+		e.ev.path_len = strlen(path) + 1;
+		strcpy(e.path, path);
+	}
+	hdr(&e.ev.h, JT_EV_MMAP, sizeof(e.ev) + e.ev.path_len, pid, tid);
+	jt_model_apply(m, &e.ev.h, e.ev.h.size);
+}
+
+static void simple(struct jt_model *m, uint16_t type, uint32_t pid,
+		   uint64_t a0, uint64_t a1, uint64_t a2, int64_t result)
+{
+	struct jt_map_event ev = {};
+
+	ev.args[0] = a0;
+	ev.args[1] = a1;
+	ev.args[2] = a2;
+	ev.result = result;
+	hdr(&ev.h, type, sizeof(ev), pid, pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void fork_ev(struct jt_model *m, uint32_t parent, uint32_t child,
+		    uint32_t flags)
+{
+	struct jt_fork_event ev = { .child_pid = child, .child_tid = child,
+				    .flags = flags };
+
+	if (flags & JT_FORK_THREAD)
+		ev.child_pid = parent;
+	hdr(&ev.h, JT_EV_FORK, sizeof(ev), parent, parent);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void exec_ev(struct jt_model *m, uint32_t pid, const char *comm)
+{
+	struct jt_exec_event ev = {};
+
+	strncpy(ev.comm, comm, sizeof(ev.comm) - 1);
+	hdr(&ev.h, JT_EV_EXEC, sizeof(ev), pid, pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void vma_ev(struct jt_model *m, uint32_t pid, int page, int pages,
+		   uint64_t vm_flags)
+{
+	struct jt_map_event ev = {};
+
+	ev.vma = (struct jt_vma){ P(page), P(page + pages), vm_flags, 0 };
+	hdr(&ev.h, JT_EV_VMA, sizeof(ev), pid, pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void exit_ev(struct jt_model *m, uint32_t pid, uint32_t tid, int group)
+{
+	struct jt_exit_event ev = { .group_dead = group };
+
+	hdr(&ev.h, JT_EV_EXIT, sizeof(ev), pid, tid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void test_fork_then_exec(void **state)
+{
+	struct jt_model m;
+	struct jt_proc *parent, *child;
+
+	jt_model_init(&m);
+	exec_ev(&m, 10, "parent");
+	vma_ev(&m, 10, 0, 2, 0x75);
+	mmap_ev(&m, 10, 10, 5, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	fork_ev(&m, 10, 11, 0);
+	child = jt_model_find(&m, 11);
+	assert_non_null(child);
+	assert_string_equal(child->comm, "parent");
+	assert_int_equal(child->as->n, 2);
+	/* The child's map is a copy: its munmap leaves the parent alone. */
+	simple(&m, JT_EV_MUNMAP, 11, P(5), 4096, 0, 0);
+	assert_int_equal(child->as->n, 1);
+	parent = jt_model_find(&m, 10);
+	assert_int_equal(parent->as->n, 2);
+	exec_ev(&m, 11, "child");
+	vma_ev(&m, 11, 40, 3, 0x71);
+	assert_int_equal(child->as->n, 1);
+	assert_int_equal(child->as->r[0].start, P(40));
+	assert_string_equal(child->comm, "child");
+	assert_int_equal(parent->as->n, 2);
+	jt_model_free(&m);
+}
+
+static void test_threads_share(void **state)
+{
+	struct jt_model m;
+	const struct jt_region *r;
+
+	jt_model_init(&m);
+	exec_ev(&m, 20, "mt");
+	fork_ev(&m, 20, 21, JT_FORK_THREAD | JT_FORK_VM);
+	fork_ev(&m, 20, 22, JT_FORK_THREAD | JT_FORK_VM);
+	assert_int_equal(m.nprocs, 1);
+	mmap_ev(&m, 20, 21, 1, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	mmap_ev(&m, 20, 22, 2, 1, PROT_READ | PROT_EXEC,
+		MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	r = jt_model_lookup(&m, 20, P(2));
+	assert_non_null(r);
+	assert_int_equal(r->prot, PROT_READ | PROT_EXEC);
+	assert_int_equal(jt_model_find(&m, 20)->as->n, 2);
+	/* A thread's exit is not the process's. */
+	exit_ev(&m, 20, 21, 0);
+	assert_int_equal(jt_model_find(&m, 20)->dead_ns, 0);
+	exit_ev(&m, 20, 20, 1);
+	assert_true(jt_model_find(&m, 20)->dead_ns > 0);
+	/* The map at death stays for the views. */
+	assert_non_null(jt_model_lookup(&m, 20, P(2)));
+	jt_model_free(&m);
+}
+
+static void test_vfork_shares_until_exec(void **state)
+{
+	struct jt_model m;
+
+	jt_model_init(&m);
+	exec_ev(&m, 30, "sh");
+	mmap_ev(&m, 30, 30, 1, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	fork_ev(&m, 30, 31, JT_FORK_VM);
+	assert_ptr_equal(jt_model_find(&m, 31)->as, jt_model_find(&m, 30)->as);
+	exec_ev(&m, 31, "true");
+	assert_ptr_not_equal(jt_model_find(&m, 31)->as,
+			     jt_model_find(&m, 30)->as);
+	assert_int_equal(jt_model_find(&m, 30)->as->n, 1);
+	jt_model_free(&m);
+}
+
+static void test_file_mapping_and_kinds(void **state)
+{
+	struct jt_model m;
+	const struct jt_region *r;
+
+	jt_model_init(&m);
+	mmap_ev(&m, 40, 40, 1, 2, PROT_READ, MAP_PRIVATE, "/lib/libx.so");
+	mmap_ev(&m, 40, 40, 3, 1, PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, "/dev/zero");
+	r = jt_model_lookup(&m, 40, P(2));
+	assert_int_equal(r->kind, JT_RK_FILE);
+	assert_string_equal(r->path, "/lib/libx.so");
+	r = jt_model_lookup(&m, 40, P(3));
+	assert_int_equal(r->kind, JT_RK_SHARED_ANON);
+	assert_null(r->path);
+	jt_model_free(&m);
+}
+
+static void test_failed_calls_change_nothing(void **state)
+{
+	struct jt_model m;
+
+	jt_model_init(&m);
+	mmap_ev(&m, 50, 50, 1, 2, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	simple(&m, JT_EV_MUNMAP, 50, P(1), 4096, 0, -22);
+	simple(&m, JT_EV_MPROTECT, 50, P(1), 4096, PROT_NONE, -12);
+	assert_int_equal(jt_model_find(&m, 50)->as->n, 1);
+	assert_int_equal(jt_model_find(&m, 50)->as->r[0].prot, PROT_READ);
+	jt_model_free(&m);
+}
+
+static void test_malformed_events_counted(void **state)
+{
+	struct jt_model m;
+	struct jt_map_event ev = {};
+
+	jt_model_init(&m);
+	hdr(&ev.h, JT_EV_MMAP, sizeof(ev), 60, 60);
+	jt_model_apply(&m, &ev.h, sizeof(ev) - 1); /* size disagrees */
+	ev.path_len = 1000; /* path past the record's end */
+	jt_model_apply(&m, &ev.h, sizeof(ev));
+	ev.h.type = 200; /* unknown type */
+	ev.path_len = 0;
+	jt_model_apply(&m, &ev.h, sizeof(ev));
+	assert_int_equal(m.stats.malformed, 3);
+	assert_int_equal(m.nprocs, 0);
+	jt_model_free(&m);
+}
+
+static void test_pid_reuse_keeps_old_process(void **state)
+{
+	struct jt_model m;
+
+	jt_model_init(&m);
+	exec_ev(&m, 70, "first");
+	exit_ev(&m, 70, 70, 1);
+	mmap_ev(&m, 70, 70, 1, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
+	assert_int_equal(m.nprocs, 2);
+	assert_string_equal(m.procs[0]->comm, "first");
+	assert_int_equal(m.procs[1]->as->n, 1);
+	jt_model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_then_exec),
+		cmocka_unit_test(test_threads_share),
+		cmocka_unit_test(test_vfork_shares_until_exec),
+		cmocka_unit_test(test_file_mapping_and_kinds),
+		cmocka_unit_test(test_failed_calls_change_nothing),
+		cmocka_unit_test(test_malformed_events_counted),
+		cmocka_unit_test(test_pid_reuse_keeps_old_process),
+	};
+
+	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
