@@ -28,7 +28,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
 
-.PHONY: all deps test test-unit test-e2e demo bench install clean format
+.PHONY: all deps test test-unit test-e2e demo bench fuzz install clean format
 all: deps $(OUT)/jittrace $(WORKLOADS)
 
 # Runs first on every build; silent when everything is installed.
@@ -79,6 +79,25 @@ demo: all
 
 bench: all
 	@sh tests/bench/bench.sh $(OUT)
+
+# Recordings are untrusted input: fuzz everything that reads one.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+VIEW_SRCS := $(filter-out user/views/doctor.c,$(wildcard user/views/*.c))
+$(OUT)/fuzz/fuzz_views: $(VIEW_SRCS)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | deps
+	@mkdir -p $(@D)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -std=gnu11 \
+		-D_GNU_SOURCE -Iinclude -Iuser -o $@ $^
+
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+		mkdir -p $(OUT)/corpus/$$(basename $$f); \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -close_fd_mask=3 \
+			$(OUT)/corpus/$$(basename $$f) tests/fuzz/seeds || exit 1; \
+	done
 
 install: $(OUT)/jittrace
 	install -D -m 0755 $(OUT)/jittrace $(DESTDIR)$(PREFIX)/bin/jittrace

@@ -23,25 +23,6 @@ static const struct {
 	{ "doctor", cmd_doctor },
 };
 
-int jt_usage_error(const char *use, const char *msg)
-{
-	if (msg)
-		fprintf(stderr, "jittrace: %s\n", msg);
-	fputs(use, stderr);
-	return 2;
-}
-
-int jt_require_root(const char *what)
-{
-	if (geteuid() == 0)
-		return 0;
-	fprintf(stderr,
-		"jittrace: %s needs root (CAP_BPF and CAP_PERFMON); "
-		"try: sudo jittrace %s ...\n",
-		what, what);
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	size_t i;

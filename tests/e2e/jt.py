@@ -3,6 +3,7 @@
 import itertools
 import json
 import os
+import pwd
 import subprocess
 import tempfile
 
@@ -11,6 +12,11 @@ BUILD = os.environ.get("JT_BUILD", os.path.join(ROOT, "build"))
 JT = os.path.join(BUILD, "jittrace")
 WL = os.path.join(BUILD, "workloads")
 USER = "nobody"
+_pw = pwd.getpwnam(USER)
+# Run a command as USER, as the traced command would be (setpriv wants ids:
+# Debian's nobody is in group nogroup).
+AS_USER = ["setpriv", "--reuid", str(_pw.pw_uid), "--regid", str(_pw.pw_gid),
+           "--clear-groups"]
 TMP = tempfile.mkdtemp(prefix="jt-e2e-")
 os.chmod(TMP, 0o755)
 

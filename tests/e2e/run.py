@@ -25,6 +25,8 @@ def main(only):
                 continue
             t0 = time.time()
             try:
+                if os.geteuid() != 0:
+                    raise jt.Skip("needs root: loads BPF programs and perf events")
                 getattr(mod, name)()
             except jt.Skip as e:
                 skipped += 1

@@ -99,6 +99,33 @@ static void test_cut_at_every_byte_of_last_record(void **state)
 	free(buf);
 }
 
+/* Records are padded to 8 bytes; losing only padding loses nothing. */
+static void test_cut_in_padding_is_whole(void **state)
+{
+	struct jt_writer w;
+	struct jt_reader r;
+	struct jt_rec rec;
+	size_t len, cut;
+	char *buf;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	jt_writer_add(&w, JT_REC_META, "odd=13bytes\n", 13, NULL, 0);
+	jt_writer_close(&w);
+	buf = slurp(path, &len);
+	assert_int_equal(len, 16 + 24); /* preamble, 8 + 13 padded to 24 */
+	for (cut = 16 + 8 + 13; cut <= len; cut++) {
+		assert_int_equal(jt_reader_open_mem(&r, buf, cut), 0);
+		assert_int_equal(jt_reader_next(&r, &rec), 1);
+		assert_int_equal(rec.len, 13);
+		assert_int_equal(jt_reader_next(&r, &rec), 0);
+		assert_false(r.truncated);
+	}
+	assert_int_equal(jt_reader_open_mem(&r, buf, 16 + 8 + 12), 0);
+	assert_int_equal(jt_reader_next(&r, &rec), 0);
+	assert_true(r.truncated);
+	free(buf);
+}
+
 static void test_corrupt_sizes(void **state)
 {
 	size_t last = write_sample_file(), len;
@@ -184,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
+		cmocka_unit_test(test_cut_in_padding_is_whole),
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_bad_preamble),
 		cmocka_unit_test(test_stream_orders_by_time),

@@ -56,18 +56,19 @@ int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		  size_t alen, const void *b, size_t blen)
 {
 	struct jt_rec_hdr h = { .type = type };
-	size_t total = sizeof(h) + alen + blen;
+	size_t total = sizeof(h) + alen + blen, padded = JT_REC_ALIGN(total);
 
 	if (total > JT_REC_MAX)
 		return -E2BIG;
-	if (w->len + total > w->cap && jt_writer_flush(w))
+	if (w->len + padded > w->cap && jt_writer_flush(w))
 		return -w->err;
 	h.size = total;
 	memcpy(w->buf + w->len, &h, sizeof(h));
 	memcpy(w->buf + w->len + sizeof(h), a, alen);
 	if (blen)
 		memcpy(w->buf + w->len + sizeof(h) + alen, b, blen);
-	w->len += total;
+	memset(w->buf + w->len + total, 0, padded - total);
+	w->len += padded;
 	return 0;
 }
 
@@ -104,7 +105,7 @@ int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size)
 		return -EINVAL;
 	if (p.version != JT_FILE_VERSION)
 		return -EPROTO;
-	if (p.size < sizeof(p) || p.size > size)
+	if (p.size < sizeof(p) || p.size > size || p.size % 8)
 		return -EINVAL;
 	r->version = p.version;
 	r->pos = p.size;
@@ -159,7 +160,10 @@ int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 	rec->len = h.size - sizeof(h);
 	rec->data = r->map + r->pos + sizeof(h);
 	rec->offset = r->pos;
-	r->pos += h.size;
+	/* A cut that loses only the padding still leaves a whole record. */
+	r->pos += JT_REC_ALIGN(h.size) <= r->size - r->pos ?
+			  JT_REC_ALIGN(h.size) :
+			  r->size - r->pos;
 	return 1;
 }
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define JT_FILE_MAGIC "JITTRACE"
-#define JT_FILE_VERSION 1
+#define JT_FILE_VERSION 2
 #define JT_REC_MAX (1u << 20)
 
 enum jt_rec_type {
@@ -28,9 +28,16 @@ struct jt_preamble {
 	uint32_t size; /* of the preamble, for later growth */
 };
 
+/*
+ * Every record starts 8-byte aligned, so payloads (BPF structs, perf
+ * records) can be read in place; size is exact and the padding after it
+ * is not counted.
+ */
+#define JT_REC_ALIGN(n) (((n) + 7) & ~(size_t)7)
+
 struct jt_rec_hdr {
 	uint32_t type;
-	uint32_t size; /* header included */
+	uint32_t size; /* header included, padding not */
 };
 
 struct jt_perf_rec {

@@ -143,13 +143,11 @@ static int read_all(struct jt_stream *s)
 	return err;
 }
 
-int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
-		   size_t msglen)
+static int load(struct jt_stream *s, int err, const char *path, char *msg,
+		size_t msglen)
 {
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	err = jt_reader_open(&s->rd, path);
+	if (!err)
+		err = read_all(s);
 	if (err) {
 		snprintf(msg, msglen, "%s: %s", path,
 			 err == -EINVAL ? "not a jittrace recording" :
@@ -157,13 +155,24 @@ int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
 					  strerror(-err));
 		return err;
 	}
-	err = read_all(s);
-	if (err) {
-		snprintf(msg, msglen, "%s: %s", path, strerror(-err));
-		return err;
-	}
-	qsort(s->items, s->n, sizeof(*s->items), cmp_item);
+	if (s->n)
+		qsort(s->items, s->n, sizeof(*s->items), cmp_item);
 	return 0;
+}
+
+int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
+		   size_t msglen)
+{
+	memset(s, 0, sizeof(*s));
+	return load(s, jt_reader_open(&s->rd, path), path, msg, msglen);
+}
+
+int jt_stream_load_mem(struct jt_stream *s, const void *buf, size_t len,
+		       char *msg, size_t msglen)
+{
+	memset(s, 0, sizeof(*s));
+	return load(s, jt_reader_open_mem(&s->rd, buf, len), "(memory)", msg,
+		    msglen);
 }
 
 void jt_stream_warn(const struct jt_stream *s, const char *path)

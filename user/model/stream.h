@@ -47,6 +47,8 @@ struct jt_stream {
 /* 0, or -errno with msg set to a sentence for the user. */
 int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
 		   size_t msglen);
+int jt_stream_load_mem(struct jt_stream *s, const void *buf, size_t len,
+		       char *msg, size_t msglen);
 void jt_stream_free(struct jt_stream *s);
 const char *jt_stream_meta(const struct jt_stream *s, const char *key);
 /* Print a one-line warning if the file stops before its end or lost data. */

@@ -56,10 +56,20 @@ static void json_vma(const char *key, const struct jt_vma *v)
 	       key, (uint64_t)v->start, (uint64_t)v->end, (uint64_t)v->flags);
 }
 
+/* Event strings come from a file: never trust them to end in a NUL. */
+static const char *bounded(char *buf, size_t size, const char *s, size_t len)
+{
+	if (!len)
+		return NULL;
+	snprintf(buf, size, "%.*s", (int)strnlen(s, len), s);
+	return buf;
+}
+
 static void map_event(struct script_ctx *c, struct jt_model *m,
 		      const struct jt_map_event *ev)
 {
-	const char *path = ev->path_len ? ev->path : NULL;
+	char buf[JT_PATH_MAX + 1];
+	const char *path = bounded(buf, sizeof(buf), ev->path, ev->path_len);
 	int i;
 
 	if (c->json) {
@@ -104,6 +114,7 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 	const struct jt_exec_event *e = it->data;
 	const struct jt_exit_event *x = it->data;
 	const char *name = jt_event_name(h->type);
+	char path[JT_PATH_MAX + 1], comm[JT_COMM_LEN + 1];
 
 	if (!jt_event_valid(h, it->len))
 		return;
@@ -121,14 +132,17 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 		       (f->flags & JT_FORK_THREAD ? " thread" : ""));
 		break;
 	case JT_EV_EXEC:
+		bounded(comm, sizeof(comm), e->comm, sizeof(e->comm));
+		if (!bounded(path, sizeof(path), e->path, e->path_len))
+			path[0] = 0;
 		if (c->json) {
 			printf(",\"comm\":");
-			jt_json_str(stdout, e->comm);
+			jt_json_str(stdout, comm);
 			printf(",\"attach\":%s,\"path\":",
 			       e->flags & JT_EXEC_ATTACH ? "true" : "false");
-			jt_json_str(stdout, e->path_len ? e->path : NULL);
+			jt_json_str(stdout, e->path_len ? path : NULL);
 		} else {
-			printf(" %s%s", e->path_len ? e->path : "",
+			printf(" %s%s", path,
 			       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
 		}
 		break;

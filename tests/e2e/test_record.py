@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The recorder's contract: exit statuses, signals, privileges, errors,
+attach modes, sampling options."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from jt import (AS_USER, JT, TMP, USER, WL, Skip, has_pmu, hx, maps, record, run,
+                script, workload_lines)
+
+PAGE = 4096
+
+
+def test_exit_status_passes_through():
+    p, data = record(["sh", "-c", "exit 3"], check=False)
+    assert p.returncode == 3, p.stderr
+    assert "0 events lost" in p.stderr
+    p, _ = record(["/bin/false"], check=False)
+    assert p.returncode == 1
+
+
+def test_command_not_found_is_127():
+    p, data = record(["/no/such/command"], check=False)
+    assert p.returncode == 127
+    assert "/no/such/command: command not found" in p.stderr
+    # The recording is still complete and readable.
+    run([JT, "maps", "-i", data])
+
+
+def test_command_runs_as_the_invoking_user():
+    p, _ = record(["id", "-u"])
+    assert p.stdout.split()[0] == run(["id", "-u", USER]).stdout.strip()
+    env = dict(os.environ, SUDO_UID="65534", SUDO_GID="65534")
+    data = os.path.join(TMP, "sudo.data")
+    p = run([JT, "record", "-o", data, "--", "id", "-u"], env=env)
+    assert p.stdout.strip() == "65534"
+    assert os.stat(data).st_uid == 65534  # the file goes to the sudo user
+
+
+def test_refuses_root_command_without_user():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
+    p = run([JT, "record", "-o", os.path.join(TMP, "x.data"), "--", "true"],
+            check=False, env=env)
+    assert p.returncode == 1 and "refusing to run the command as root" in p.stderr
+    p = run([JT, "record", "-o", os.path.join(TMP, "x.data"), "--run-as-root",
+             "--", "id", "-u"], env=env)
+    assert p.stdout.strip() == "0"
+
+
+def test_not_root_is_refused_clearly():
+    p = run([*AS_USER, JT, "record", "-o", "/tmp/none.data", "--", "true"], check=False)
+    assert p.returncode == 1
+    assert "record needs root" in p.stderr and "sudo jittrace record" in p.stderr
+
+
+def test_usage_errors_exit_2():
+    for args in (["record", "--bogus"], ["record"], ["record", "-p", "1", "-a"],
+                 ["maps", "--nope"], ["script", "extra"], ["frobnicate"]):
+        p = run([JT, *args], check=False)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "usage:" in p.stderr, args
+
+
+def test_bad_event_is_a_clear_error():
+    p, _ = record(["true"], ["-e", "no-such-event"], check=False)
+    assert p.returncode == 1 and "unknown event 'no-such-event'" in p.stderr
+
+
+def test_target_exits_at_once():
+    p, data = record(["true"])
+    events = script(data)
+    execs = [e for e in events if e["type"] == "exec"]
+    exits = [e for e in events if e["type"] == "exit" and e["group"]]
+    assert len(execs) == 1 and len(exits) == 1
+    assert execs[0]["pid"] == exits[0]["pid"]
+
+
+def test_sigkill_leaves_a_readable_file():
+    data = os.path.join(TMP, "killed.data")
+    rec = subprocess.Popen([JT, "record", "-o", data, "--user", USER, "--",
+                            os.path.join(WL, "jitpages"), "6", "4"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    rec.kill()
+    rec.wait()
+    subprocess.run(["pkill", "-f", "jitpages 6 4"])
+    p = run([JT, "maps", "-i", data, "--json"])
+    assert "not finished" in p.stderr
+    rows = json.loads(p.stdout)
+    jit = [r for r in rows if r["origin"] == "mmap" and r["prot"] == "r-xp"
+           and r["path"] is None]
+    assert len(jit) == 6 and all(r["coalesced"] for r in jit)
+    samples = [e for e in script(data) if e["type"] == "sample"]
+    assert samples, "samples written before the kill must be readable"
+
+
+def test_truncated_file_says_where_it_stops():
+    _, data = record([os.path.join(WL, "jitpages"), "3", "0.3"])
+    size = os.path.getsize(data)
+    cut = os.path.join(TMP, "cut.data")
+    with open(data, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read(size * 2 // 3 + 5))
+    p = run([JT, "script", "-i", cut, "--json"])
+    assert "at byte" in p.stderr and "showing the" in p.stderr, p.stderr
+    assert len(p.stdout.splitlines()) > 10
+    with open(cut, "wb") as g:
+        g.write(b"garbage, not a recording\n")
+    p = run([JT, "maps", "-i", cut], check=False)
+    assert p.returncode == 1 and "not a jittrace recording" in p.stderr
+    p = run([JT, "maps", "-i", os.path.join(TMP, "absent.data")], check=False)
+    assert p.returncode == 1 and "No such file" in p.stderr
+
+
+def test_sigterm_stops_cleanly():
+    data = os.path.join(TMP, "term.data")
+    rec = subprocess.Popen([JT, "record", "-o", data, "--user", USER, "--",
+                            "sleep", "30"], stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    rec.terminate()
+    _, err = rec.communicate(timeout=10)
+    assert rec.returncode == 128 + signal.SIGTERM, (rec.returncode, err)
+    p = run([JT, "maps", "-i", data])
+    assert "not finished" not in p.stderr and "at byte" not in p.stderr
+    assert "sleep" in p.stdout
+
+
+def _sleeper():
+    """A process that maps JIT pages after we attach to it."""
+    return subprocess.Popen([*AS_USER, "sh", "-c",
+                             f"sleep 1; exec {WL}/jitpages 4 1"],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def test_attach_to_pid():
+    target = _sleeper()
+    time.sleep(0.3)
+    p, data = record(None, ["-p", str(target.pid), "--duration", "4"])
+    out, _ = target.communicate(timeout=10)
+    pages = sorted(int(a[0], 16) for a in workload_lines(out, "page"))
+    rows = maps(data, target.pid)
+    attach = [e for e in script(data) if e["type"] == "exec" and e["attach"]]
+    assert [e["pid"] for e in attach] == [target.pid]
+    got = [(r["start"], r["end"]) for r in rows if r["origin"] == "mmap"
+           and r["prot"] == "r-xp" and r["path"] is None]
+    assert sorted(got) == [(a, a + PAGE) for a in pages]
+
+
+def test_system_wide():
+    before = subprocess.Popen([*AS_USER, "sleep", "30"])
+    time.sleep(0.2)
+    rec = subprocess.Popen([JT, "record", "-a", "--duration", "3", "-o",
+                            os.path.join(TMP, "all.data")],
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    w = subprocess.run([*AS_USER, f"{WL}/jitpages", "3", "0.5"],
+                       capture_output=True, text=True)
+    rec.communicate(timeout=20)
+    assert rec.returncode == 0
+    data = os.path.join(TMP, "all.data")
+    pages = sorted(int(a[0], 16) for a in workload_lines(w.stdout, "page"))
+    pid = next(e["pid"] for e in script(data) if e["type"] == "exec"
+               and not e["attach"] and e["comm"] == "jitpages")
+    got = sorted((r["start"], r["end"]) for r in maps(data, pid)
+                 if r["prot"] == "r-xp" and r["path"] is None and r["origin"] == "mmap")
+    assert got == [(a, a + PAGE) for a in pages]
+    # A process already running was snapshotted at attach.
+    before.kill()
+    sleep_bin = os.path.realpath(run(["sh", "-c", "command -v sleep"]).stdout.strip())
+    snap = maps(data, before.pid)
+    assert any(r["path"] == sleep_bin and r["prot"] == "r-xp" for r in snap), snap
+    assert all(r["origin"] in ("exec", "mmap", "brk") for r in snap)
+
+
+def test_page_fault_data_addresses():
+    p, data = record([os.path.join(WL, "jitpages"), "5", "0.2"],
+                     ["-e", "page-faults", "-c", "1", "-d"])
+    pages = sorted(int(a[0], 16) for a in workload_lines(p.stdout, "page"))
+    pid = next(e["pid"] for e in script(data) if e["type"] == "exec")
+    faults = [hx(e["data_addr"]) for e in script(data)
+              if e["type"] == "sample" and e["pid"] == pid]
+    # The first write into each fresh JIT page faults exactly there.
+    for a in pages:
+        assert any(a <= f < a + PAGE for f in faults), hex(a)
+
+
+def test_callchains():
+    p, data = record([os.path.join(WL, "jitpages"), "2", "0.5"], ["-g"])
+    samples = [e for e in script(data) if e["type"] == "sample"]
+    assert samples and all("callchain" in s for s in samples)
+    user = [s for s in samples if not s["kernel"]]
+    # A user-mode chain starts with the context marker, then the sampled ip.
+    PERF_CONTEXT_USER = 2**64 - 512
+    assert user
+    for s in user:
+        chain = [hx(a) for a in s["callchain"]]
+        assert chain[0] == PERF_CONTEXT_USER and chain[1] == hx(s["ip"]), s
+
+
+def test_default_event_and_pmu_fallback():
+    p, data = record(["true"])
+    meta_event = "cycles" if has_pmu() else "cpu-clock"
+    with open(data, "rb") as f:
+        assert f"perf.event={meta_event}".encode() in f.read()
+    if not has_pmu():
+        assert "no hardware PMU here" in p.stderr
+        assert p.stderr.count("no hardware PMU") == 1
+
+
+def test_hardware_event_instructions():
+    if not has_pmu():
+        raise Skip("no hardware PMU on this machine: -e instructions cannot be tested")
+    p, data = record([os.path.join(WL, "jitpages"), "2", "0.5"], ["-e", "instructions"])
+    assert any(e["type"] == "sample" for e in script(data))
+
+
+def test_doctor_reports_every_hook():
+    p = run([JT, "doctor"])
+    for hook in ("mmap", "mprotect", "munmap", "mremap", "brk", "fork", "exec", "exit"):
+        assert any(line.split()[:2] == [hook, "tracepoint"] for line in p.stdout.splitlines()), hook
+    assert "BTF" in p.stdout and "perf_event_paranoid" in p.stdout

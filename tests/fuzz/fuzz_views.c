@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer harness: any byte string as a recording, shown by the views
+ * a user runs on it (script and maps, text and JSON).
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "jittrace.h"
+
+static void view(int (*cmd)(int, char **), const char *path, const char *a)
+{
+	char *argv[] = { "view", "-i", (char *)path, (char *)a, NULL };
+
+	optind = 0;
+	cmd(a ? 4 : 3, argv);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	char path[64];
+
+	/* Run with -close_fd_mask=3: the views' output is not the point. */
+	if (fd < 0)
+		fd = memfd_create("recording", 0);
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	view(cmd_script, path, NULL);
+	view(cmd_script, path, "--json");
+	view(cmd_maps, path, NULL);
+	view(cmd_maps, path, "--json");
+	return 0;
+}

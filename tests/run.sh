@@ -1,0 +1,34 @@
+#!/bin/sh
+# Run the cmocka unit suites and the end-to-end suite; close with one
+# "N passed, N failed, N skipped" line. usage: run.sh BUILD_DIR [unit|e2e]
+out=$1
+what=${2:-all}
+pass=0 fail=0 skip=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() { sed -n "s/$1/\1/p" "$log" | awk '{s += $1} END {print s + 0}'; }
+
+if [ "$what" != e2e ]; then
+	for t in "$out"/tests/test_*; do
+		"$t" >"$log" 2>&1
+		rc=$?
+		cat "$log"
+		p=$(count '^\[  PASSED  \] \([0-9]*\) test.*')
+		f=$(count '^\[  FAILED  \] \([0-9]*\) test.*')
+		s=$(count '^\[  SKIPPED \] \([0-9]*\) test.*')
+		# A suite that crashed reports nothing: count it as failed.
+		[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	done
+fi
+if [ "$what" != unit ]; then
+	JT_BUILD=$(cd "$out" && pwd) python3 "$(dirname "$0")/e2e/run.py" | tee "$log"
+	p=$(count '^e2e: \([0-9]*\) passed.*')
+	f=$(count '^e2e: [0-9]* passed, \([0-9]*\) failed.*')
+	s=$(count '^e2e: .* \([0-9]*\) skipped$')
+	grep -q '^e2e: ' "$log" || f=$((f + 1))
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
