@@ -107,9 +107,21 @@ static __always_inline void jt_count_lost(void)
 		(*n)++;
 }
 
+/*
+ * Waking the recorder for every event costs a context switch per mmap
+ * call; it polls on a timer anyway, so wake it only once the ring is
+ * filling up.
+ */
+#define JT_WAKE_BYTES (1 << 20)
+
 static __always_inline void jt_emit(void *rec, __u32 size)
 {
-	if (bpf_ringbuf_output(&events, rec, size & 0xffff, 0))
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+				      JT_WAKE_BYTES ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_output(&events, rec, size & 0xffff, flags))
 		jt_count_lost();
 }
 

@@ -11,14 +11,17 @@
 
 struct pending_call {
 	__u64 args[6];
-	__u32 type;
+	__u32 type; /* 0: no call in flight */
 };
 
-/* LRU: a thread killed inside the syscall never reaches sys_exit. */
+/*
+ * Per-thread storage: no shared hash on the syscall path, and freed with
+ * the thread, so one killed inside a syscall leaves nothing behind.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct pending_call);
 } pending SEC(".maps");
 
@@ -70,32 +73,35 @@ static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
 				    __u32 type, int nargs)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct pending_call p = { .type = type };
-	__u32 tid = (__u32)id;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pending_call *p;
 
-	if (!jt_is_traced(id >> 32))
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer. */
-	p.args[0] = ctx->args[0];
-	if (nargs > 1)
-		p.args[1] = ctx->args[1];
-	if (nargs > 2)
-		p.args[2] = ctx->args[2];
-	if (nargs > 3)
-		p.args[3] = ctx->args[3];
-	if (nargs > 4)
-		p.args[4] = ctx->args[4];
-	if (nargs > 5)
-		p.args[5] = ctx->args[5];
-	if (type == JT_EV_MPROTECT && nargs == 3)
-		p.args[3] = (__u64)-1; /* plain mprotect: no pkey */
-	if (type == JT_EV_BRK) {
-		struct task_struct *t = bpf_get_current_task_btf();
-
-		p.args[1] = BPF_CORE_READ(t, mm, start_brk);
+	p = bpf_task_storage_get(&pending, t, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		jt_count_lost();
+		return 0;
 	}
-	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+	__builtin_memset(p->args, 0, sizeof(p->args));
+	p->type = type;
+	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer. */
+	p->args[0] = ctx->args[0];
+	if (nargs > 1)
+		p->args[1] = ctx->args[1];
+	if (nargs > 2)
+		p->args[2] = ctx->args[2];
+	if (nargs > 3)
+		p->args[3] = ctx->args[3];
+	if (nargs > 4)
+		p->args[4] = ctx->args[4];
+	if (nargs > 5)
+		p->args[5] = ctx->args[5];
+	if (type == JT_EV_MPROTECT && nargs == 3)
+		p->args[3] = (__u64)-1; /* plain mprotect: no pkey */
+	if (type == JT_EV_BRK)
+		p->args[1] = BPF_CORE_READ(t, mm, start_brk);
 	return 0;
 }
 
@@ -155,12 +161,12 @@ out:
 
 static __always_inline int on_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct pending_call *p = bpf_map_lookup_elem(&pending, &tid);
+	struct pending_call *p = bpf_task_storage_get(
+		&pending, bpf_get_current_task_btf(), 0, 0);
 	struct jt_scratch *s = jt_scratch();
 	struct jt_map_event *ev;
 
-	if (!p)
+	if (!p || !p->type)
 		return 0;
 	if (!s)
 		goto out;
@@ -173,7 +179,7 @@ static __always_inline int on_exit(struct trace_event_raw_sys_exit *ctx)
 	ev->h.size = sizeof(*ev) + ev->path_len;
 	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
 out:
-	bpf_map_delete_elem(&pending, &tid);
+	p->type = 0;
 	return 0;
 }
 
