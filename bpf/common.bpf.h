@@ -116,10 +116,10 @@ static __always_inline void jt_count_lost(void)
 
 static __always_inline void jt_emit(void *rec, __u32 size)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-				      JT_WAKE_BYTES ?
-			      BPF_RB_FORCE_WAKEUP :
-			      BPF_RB_NO_WAKEUP;
+	__u64 flags =
+		bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= JT_WAKE_BYTES ?
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP;
 
 	if (bpf_ringbuf_output(&events, rec, size & 0xffff, flags))
 		jt_count_lost();
@@ -182,9 +182,8 @@ static long jt_path_step(__u64 i, void *data)
  * bpf_d_path, hence the dentry walk. Returns the bytes written to dst
  * including the NUL.
  */
-static __always_inline __u32 jt_file_path(struct jt_scratch *s,
-					  struct file *f, char *dst,
-					  __u32 *flags)
+static __always_inline __u32 jt_file_path(struct jt_scratch *s, struct file *f,
+					  char *dst, __u32 *flags)
 {
 	struct jt_path_walk w = { .pos = JT_PATH_MAX - 1 };
 	__u32 pos;

@@ -57,8 +57,8 @@ static long find_retry_cb(__u64 i, void *data)
 {
 	struct find_retry *f = data;
 
-	f->err = bpf_find_vma(bpf_get_current_task_btf(), f->addr, vma_cb,
-			      f->c, 0);
+	f->err = bpf_find_vma(bpf_get_current_task_btf(), f->addr, vma_cb, f->c,
+			      0);
 	return f->err != -EBUSY;
 }
 
@@ -86,7 +86,8 @@ static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
 	}
 	__builtin_memset(p->args, 0, sizeof(p->args));
 	p->type = type;
-	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer. */
+	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer.
+	 */
 	p->args[0] = ctx->args[0];
 	if (nargs > 1)
 		p->args[1] = ctx->args[1];
@@ -183,16 +184,16 @@ out:
 	return 0;
 }
 
-#define JT_SYSCALL(name, type, nargs)                                        \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                          \
-	int jt_enter_##name(struct trace_event_raw_sys_enter *ctx)           \
-	{                                                                    \
-		return on_enter(ctx, type, nargs);                           \
-	}                                                                    \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                           \
-	int jt_exit_##name(struct trace_event_raw_sys_exit *ctx)             \
-	{                                                                    \
-		return on_exit(ctx);                                         \
+#define JT_SYSCALL(name, type, nargs)                                          \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
+	int jt_enter_##name(struct trace_event_raw_sys_enter *ctx)             \
+	{                                                                      \
+		return on_enter(ctx, type, nargs);                             \
+	}                                                                      \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
+	int jt_exit_##name(struct trace_event_raw_sys_exit *ctx)               \
+	{                                                                      \
+		return on_exit(ctx);                                           \
 	}
 
 JT_SYSCALL(mmap, JT_EV_MMAP, 6)

@@ -60,8 +60,8 @@ struct jt_vma {
 
 enum jt_map_flags {
 	JT_MF_PATH_TRUNC = 1 << 0, /* path hit JT_PATH_MAX or depth limit */
-	JT_MF_VMA_BUSY = 1 << 1, /* bpf_find_vma refused (EBUSY) */
-	JT_MF_SNAP_PROC = 1 << 2, /* VMA snapshot read from /proc (attach) */
+	JT_MF_VMA_BUSY = 1 << 1,   /* bpf_find_vma refused (EBUSY) */
+	JT_MF_SNAP_PROC = 1 << 2,  /* VMA snapshot read from /proc (attach) */
 };
 
 /*
@@ -86,14 +86,14 @@ struct jt_map_event {
 	struct jt_vma vma_last;
 	__u64 dev;
 	__u64 ino;
-	__u32 flags; /* enum jt_map_flags */
+	__u32 flags;	/* enum jt_map_flags */
 	__u32 path_len; /* bytes of path[] including the NUL; 0: no file */
 	char path[];
 };
 
 enum jt_fork_flags {
 	JT_FORK_THREAD = 1 << 0, /* CLONE_THREAD: same tgid */
-	JT_FORK_VM = 1 << 1, /* CLONE_VM: child shares the parent's mm */
+	JT_FORK_VM = 1 << 1,	 /* CLONE_VM: child shares the parent's mm */
 };
 
 struct jt_fork_event {
@@ -114,7 +114,7 @@ struct jt_exec_event {
 	struct jt_hdr h;
 	char comm[JT_COMM_LEN];
 	__u32 old_tid; /* exec from a non-leader thread changes the tid */
-	__u32 flags; /* enum jt_exec_flags */
+	__u32 flags;   /* enum jt_exec_flags */
 	__u32 pad;
 	__u32 path_len;
 	char path[];

@@ -9,13 +9,15 @@
 #include "jt_abi.h"
 #include "model/aspace.h"
 
-#define P(n) (0x7f0000000000ULL + (n) * 4096ULL)
+#define P(n) (0x7f0000000000ULL + (n)*4096ULL)
 
 static struct jt_region region(int first, int last_excl, uint32_t prot,
 			       uint16_t kind)
 {
-	struct jt_region r = { .start = P(first), .end = P(last_excl),
-			       .prot = prot, .kind = kind,
+	struct jt_region r = { .start = P(first),
+			       .end = P(last_excl),
+			       .prot = prot,
+			       .kind = kind,
 			       .origin = JT_EV_MMAP };
 
 	if (kind == JT_RK_FILE) {
@@ -68,8 +70,8 @@ static void test_split_then_merge_back(void **state)
 	int i;
 
 	for (i = 2; i >= 0; i--) {
-		struct jt_region r = region(i, i + 1, PROT_READ | PROT_EXEC,
-					    JT_RK_ANON);
+		struct jt_region r =
+			region(i, i + 1, PROT_READ | PROT_EXEC, JT_RK_ANON);
 
 		jt_aspace_map(as, &r);
 		observe(as, i, 3);
@@ -118,8 +120,8 @@ static void test_map_fixed_over_several(void **state)
 	struct jt_region a = region(0, 2, PROT_READ, JT_RK_FILE);
 	struct jt_region b = region(2, 4, PROT_READ, JT_RK_ANON);
 	struct jt_region c = region(4, 6, PROT_READ, JT_RK_FILE);
-	struct jt_region fixed = region(1, 5, PROT_READ | PROT_WRITE,
-					JT_RK_ANON);
+	struct jt_region fixed =
+		region(1, 5, PROT_READ | PROT_WRITE, JT_RK_ANON);
 
 	jt_aspace_map(as, &a);
 	jt_aspace_map(as, &b);
@@ -229,10 +231,10 @@ static void test_jit_churn_sequence(void **state)
 {
 	struct jt_aspace *as = jt_aspace_new();
 	struct jt_region big = region(0, 16, PROT_NONE, JT_RK_ANON);
-	struct jt_region code = region(4, 6, PROT_READ | PROT_WRITE,
-				       JT_RK_ANON);
+	struct jt_region code =
+		region(4, 6, PROT_READ | PROT_WRITE, JT_RK_ANON);
 
-	jt_aspace_map(as, &big); /* reserve */
+	jt_aspace_map(as, &big);  /* reserve */
 	jt_aspace_map(as, &code); /* MAP_FIXED commit */
 	jt_aspace_protect(as, P(4), P(6), PROT_READ | PROT_EXEC);
 	jt_aspace_cut(as, P(5), P(6)); /* free half */

@@ -36,7 +36,8 @@ static size_t write_sample_file(void)
 {
 	struct jt_writer w;
 	struct jt_exit_event ev = { .h = { .type = JT_EV_EXIT,
-					   .size = sizeof(ev), .pid = 7,
+					   .size = sizeof(ev),
+					   .pid = 7,
 					   .time = 5 } };
 	size_t last;
 
@@ -164,7 +165,8 @@ static void test_bad_preamble(void **state)
 static void add_exit(struct jt_writer *w, uint32_t pid, uint64_t time)
 {
 	struct jt_exit_event ev = { .h = { .type = JT_EV_EXIT,
-					   .size = sizeof(ev), .pid = pid,
+					   .size = sizeof(ev),
+					   .pid = pid,
 					   .time = time } };
 
 	jt_writer_add(w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);

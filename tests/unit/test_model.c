@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include "model/model.h"
 
-#define P(n) (0x7f0000000000ULL + (n) * 4096ULL)
+#define P(n) (0x7f0000000000ULL + (n)*4096ULL)
 
 static uint64_t clock_ns = 1000;
 
@@ -45,8 +45,8 @@ static void mmap_ev(struct jt_model *m, uint32_t pid, uint32_t tid, int page,
 	jt_model_apply(m, &e.ev.h, e.ev.h.size);
 }
 
-static void simple(struct jt_model *m, uint16_t type, uint32_t pid,
-		   uint64_t a0, uint64_t a1, uint64_t a2, int64_t result)
+static void simple(struct jt_model *m, uint16_t type, uint32_t pid, uint64_t a0,
+		   uint64_t a1, uint64_t a2, int64_t result)
 {
 	struct jt_map_event ev = {};
 
@@ -61,7 +61,8 @@ static void simple(struct jt_model *m, uint16_t type, uint32_t pid,
 static void fork_ev(struct jt_model *m, uint32_t parent, uint32_t child,
 		    uint32_t flags)
 {
-	struct jt_fork_event ev = { .child_pid = child, .child_tid = child,
+	struct jt_fork_event ev = { .child_pid = child,
+				    .child_tid = child,
 				    .flags = flags };
 
 	if (flags & JT_FORK_THREAD)

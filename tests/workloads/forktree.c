@@ -16,8 +16,8 @@
 
 static void make(size_t pages, int prot)
 {
-	char *p = mmap(NULL, pages * 4096, prot,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = mmap(NULL, pages * 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
 
 	printf("region %d %lx %lx\n", getpid(), (unsigned long)p,
 	       (unsigned long)p + pages * 4096);

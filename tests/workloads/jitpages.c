@@ -21,9 +21,9 @@
 /* x86-64: a loop of 20000 decrements, then ret; long enough to sample. */
 static const unsigned char body[] = {
 	0xb8, 0x20, 0x4e, 0x00, 0x00, /* mov $20000, %eax */
-	0xff, 0xc8, /* dec %eax */
-	0x75, 0xfc, /* jnz -4 */
-	0xc3, /* ret */
+	0xff, 0xc8,		      /* dec %eax */
+	0x75, 0xfc,		      /* jnz -4 */
+	0xc3,			      /* ret */
 };
 
 static double now(void)

@@ -65,8 +65,7 @@ int main(void)
 	brk0 = sbrk(0);
 	sbrk(0x40000);
 	sbrk(-0x20000);
-	printf("heap %lx %lx\n", (unsigned long)brk0,
-	       (unsigned long)sbrk(0));
+	printf("heap %lx %lx\n", (unsigned long)brk0, (unsigned long)sbrk(0));
 	print_selfmaps();
 	return 0;
 }

@@ -15,10 +15,10 @@
 #define JT_REC_MAX (1u << 20)
 
 enum jt_rec_type {
-	JT_REC_META = 1, /* "key=value\n" lines */
-	JT_REC_BPF = 2, /* one BPF event (include/jt_abi.h), verbatim */
-	JT_REC_PERF = 3, /* struct jt_perf_rec + one raw perf record */
-	JT_REC_LOST = 4, /* struct jt_lost_rec */
+	JT_REC_META = 1,   /* "key=value\n" lines */
+	JT_REC_BPF = 2,	   /* one BPF event (include/jt_abi.h), verbatim */
+	JT_REC_PERF = 3,   /* struct jt_perf_rec + one raw perf record */
+	JT_REC_LOST = 4,   /* struct jt_lost_rec */
 	JT_REC_FINISH = 5, /* struct jt_finish_rec */
 };
 
@@ -49,9 +49,9 @@ struct jt_perf_rec {
 /* Cumulative counts at a moment; the last one in the file is the total. */
 struct jt_lost_rec {
 	uint64_t time;
-	uint64_t bpf_events; /* ring buffer full, summed over CPUs */
+	uint64_t bpf_events;   /* ring buffer full, summed over CPUs */
 	uint64_t perf_records; /* PERF_RECORD_LOST totals */
-	uint64_t bpf_errors; /* records the writer could not take */
+	uint64_t bpf_errors;   /* records the writer could not take */
 };
 
 struct jt_finish_rec {

@@ -162,8 +162,7 @@ static int grow_in_place(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 }
 
 int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
-		    uint64_t new, uint64_t new_len, bool keep_old,
-		    uint64_t now)
+		    uint64_t new, uint64_t new_len, bool keep_old, uint64_t now)
 {
 	struct jt_region *moved;
 	size_t i, first, n = 0;
@@ -209,8 +208,7 @@ static struct jt_region *find_heap(struct jt_aspace *as, uint64_t start)
 {
 	size_t i = lower(as, start);
 
-	if (i < as->n && as->r[i].start == start &&
-	    as->r[i].kind == JT_RK_HEAP)
+	if (i < as->n && as->r[i].start == start && as->r[i].kind == JT_RK_HEAP)
 		return &as->r[i];
 	return NULL;
 }
@@ -228,10 +226,12 @@ int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 	if (he <= hs)
 		return 0;
 	if (!h) {
-		r = (struct jt_region){ .start = hs, .end = he,
+		r = (struct jt_region){ .start = hs,
+					.end = he,
 					.prot = PROT_READ | PROT_WRITE,
 					.mflags = MAP_PRIVATE | MAP_ANONYMOUS,
-					.kind = JT_RK_HEAP, .born_ns = now,
+					.kind = JT_RK_HEAP,
+					.born_ns = now,
 					.origin = JT_EV_BRK };
 		return jt_aspace_map(as, &r);
 	}

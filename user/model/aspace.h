@@ -37,7 +37,7 @@ struct jt_region {
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
 	struct jt_kvma kvma;
-	uint32_t prot; /* PROT_* */
+	uint32_t prot;	 /* PROT_* */
 	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;
 	uint16_t origin; /* JT_EV_* that made the region */

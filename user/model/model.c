@@ -130,13 +130,11 @@ void jt_model_set_comm(struct jt_model *m, uint32_t pid, const char *comm)
 		strncpy(p->comm, comm, sizeof(p->comm) - 1);
 }
 
-static const char *event_path(struct jt_model *m,
-			      const struct jt_map_event *ev)
+static const char *event_path(struct jt_model *m, const struct jt_map_event *ev)
 {
 	if (!ev->path_len)
 		return NULL;
-	return jt_intern(&m->strs, ev->path, strnlen(ev->path,
-						     ev->path_len));
+	return jt_intern(&m->strs, ev->path, strnlen(ev->path, ev->path_len));
 }
 
 static void check(struct jt_model *m, int err)
@@ -171,7 +169,7 @@ static void apply_mmap(struct jt_model *m, struct jt_aspace *as,
 
 	if (flags & MAP_ANONYMOUS) {
 		r.kind = (flags & MAP_TYPE) == MAP_PRIVATE ? JT_RK_ANON :
-							    JT_RK_SHARED_ANON;
+							     JT_RK_SHARED_ANON;
 	} else {
 		r.kind = JT_RK_FILE;
 		r.path = event_path(m, ev);
@@ -252,8 +250,8 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		check(m, jt_aspace_cut(as, a[0], a[0] + PAGE_ALIGN(a[1])));
 		break;
 	case JT_EV_MREMAP:
-		check(m, jt_aspace_remap(as, a[0], PAGE_ALIGN(a[1]),
-					 ev->result, PAGE_ALIGN(a[2]),
+		check(m, jt_aspace_remap(as, a[0], PAGE_ALIGN(a[1]), ev->result,
+					 PAGE_ALIGN(a[2]),
 					 a[3] & MREMAP_DONTUNMAP, ev->h.time));
 		break;
 	case JT_EV_BRK:

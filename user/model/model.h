@@ -19,7 +19,7 @@ struct jt_proc {
 	char comm[JT_COMM_LEN];
 	const char *exe;
 	uint64_t first_ns; /* first event that named this process */
-	uint64_t dead_ns; /* 0 while alive */
+	uint64_t dead_ns;  /* 0 while alive */
 	int32_t exit_code;
 	struct jt_aspace *as;
 };

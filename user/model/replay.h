@@ -21,7 +21,7 @@ struct jt_resolved {
 	int kernel;
 };
 
-void jt_resolve(struct jt_model *m, uint32_t pid, uint64_t ip,
-		uint16_t misc, struct jt_resolved *out);
+void jt_resolve(struct jt_model *m, uint32_t pid, uint64_t ip, uint16_t misc,
+		struct jt_resolved *out);
 
 #endif

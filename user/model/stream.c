@@ -45,8 +45,8 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 		text = nl + 1;
 	}
 	if (jt_stream_meta(s, "perf.sample_type"))
-		s->sample_type = strtoull(
-			jt_stream_meta(s, "perf.sample_type"), NULL, 0);
+		s->sample_type = strtoull(jt_stream_meta(s, "perf.sample_type"),
+					  NULL, 0);
 	return 0;
 }
 
@@ -189,8 +189,9 @@ void jt_stream_warn(const struct jt_stream *s, const char *path)
 			"(recorder killed?); showing all %zu events\n",
 			path, s->n);
 	if (s->unknown_recs)
-		fprintf(stderr, "jittrace: %s: %llu malformed records skipped\n",
-			path, (unsigned long long)s->unknown_recs);
+		fprintf(stderr,
+			"jittrace: %s: %llu malformed records skipped\n", path,
+			(unsigned long long)s->unknown_recs);
 }
 
 const char *jt_stream_meta(const struct jt_stream *s, const char *key)

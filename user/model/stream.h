@@ -38,8 +38,8 @@ struct jt_stream {
 	uint64_t sample_type;
 	struct jt_lost_rec lost; /* the last one in the file */
 	struct jt_finish_rec finish;
-	int finished; /* a FINISH record was read */
-	uint64_t untimed; /* perf records with no time: left out */
+	int finished;	    /* a FINISH record was read */
+	uint64_t untimed;   /* perf records with no time: left out */
 	uint64_t perf_lost; /* PERF_RECORD_LOST counts in the stream */
 	uint64_t unknown_recs;
 };

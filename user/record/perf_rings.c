@@ -186,7 +186,8 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 		err = open_all(p, pids, npids);
 	}
 	if (err && no_pmu(err))
-		fprintf(stderr, "jittrace: event '%s' is not supported here: %s\n",
+		fprintf(stderr,
+			"jittrace: event '%s' is not supported here: %s\n",
 			p->event, strerror(-err));
 	return err;
 }
@@ -201,8 +202,7 @@ int jt_perf_enable(struct jt_perf *p)
 	return 0;
 }
 
-static int drain_ring(struct jt_perf *p, struct jt_ring *r,
-		      struct jt_writer *w)
+static int drain_ring(struct jt_perf *p, struct jt_ring *r, struct jt_writer *w)
 {
 	struct perf_event_mmap_page *pg = r->base;
 	unsigned char *data = (unsigned char *)r->base + pg->data_offset;

@@ -31,15 +31,14 @@ const char *const jt_hook_names[JT_HOOK_MAX] = {
 
 const char *jt_tier_name(enum jt_tier t)
 {
-	return t == JT_TIER_KERNEL ? "kernel" :
+	return t == JT_TIER_KERNEL     ? "kernel" :
 	       t == JT_TIER_TRACEPOINT ? "tracepoint" :
 					 "none";
 }
 
 static bool verbose_libbpf;
 
-static int print_fn(enum libbpf_print_level level, const char *fmt,
-		    va_list ap)
+static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG && !verbose_libbpf)
 		return 0;
@@ -136,8 +135,8 @@ int jt_probes_trace(struct jt_probes *p, pid_t pid)
 	__u32 key = pid;
 	__u8 one = 1;
 
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.traced), &key,
-				&one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.traced), &key, &one,
+				BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -147,8 +146,9 @@ int jt_probes_attach(struct jt_probes *p)
 	int err = jt_ensure_tracefs();
 
 	if (err)
-		fprintf(stderr, "jittrace: cannot mount tracefs on " TRACEFS
-			": %s\n", strerror(-err));
+		fprintf(stderr,
+			"jittrace: cannot mount tracefs on " TRACEFS ": %s\n",
+			strerror(-err));
 	return jittrace_bpf__attach(p->skel);
 }
 

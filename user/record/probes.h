@@ -10,7 +10,7 @@
 
 enum jt_tier {
 	JT_TIER_NONE,
-	JT_TIER_KERNEL, /* fentry/kprobe on mm functions */
+	JT_TIER_KERNEL,	    /* fentry/kprobe on mm functions */
 	JT_TIER_TRACEPOINT, /* syscall and sched tracepoints */
 };
 

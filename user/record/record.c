@@ -94,8 +94,12 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:avh", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'o': o->output = optarg; break;
-		case 'e': o->perf.event = optarg; break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'e':
+			o->perf.event = optarg;
+			break;
 		case 'F':
 			o->perf.freq = strtoull(optarg, &end, 10);
 			if (*end || !o->perf.freq)
@@ -106,24 +110,39 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			if (*end || !o->perf.period)
 				return jt_usage_error(usage, "bad -c value");
 			break;
-		case 'g': o->perf.callchain = true; break;
-		case 'd': o->perf.data_addr = true; break;
+		case 'g':
+			o->perf.callchain = true;
+			break;
+		case 'd':
+			o->perf.data_addr = true;
+			break;
 		case 'p':
 			o->pid = strtol(optarg, &end, 10);
 			if (*end || o->pid <= 0)
 				return jt_usage_error(usage, "bad -p value");
 			break;
-		case 'a': o->all = true; break;
+		case 'a':
+			o->all = true;
+			break;
 		case 'D':
 			o->duration = strtod(optarg, &end);
 			if (*end || o->duration <= 0)
 				return jt_usage_error(usage, "bad --duration");
 			break;
-		case 'u': o->user = optarg; break;
-		case 'R': o->run_as_root = true; break;
-		case 'v': o->verbose = true; break;
-		case 'h': fputs(usage, stdout); exit(0);
-		default: return jt_usage_error(usage, NULL);
+		case 'u':
+			o->user = optarg;
+			break;
+		case 'R':
+			o->run_as_root = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return jt_usage_error(usage, NULL);
 		}
 	}
 	o->argv = argv + optind;
@@ -162,7 +181,9 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      "perf.event=%s\nperf.sample_type=0x%llx\n",
 		      u.nodename, u.release, u.machine,
 		      (unsigned long long)jt_now_ns(), (long long)time(NULL),
-		      r->o.all ? "all" : r->o.pid ? "pid" : "command",
+		      r->o.all ? "all" :
+		      r->o.pid ? "pid" :
+				 "command",
 		      r->perf.event,
 		      (unsigned long long)r->perf.attr.sample_type);
 	for (i = 0; i < JT_HOOK_MAX; i++)
@@ -297,15 +318,20 @@ static int start(struct recorder *r)
 /* Loop until the command exits, a signal, or --duration; 0 or status. */
 static int run(struct recorder *r, int *status)
 {
-	uint64_t deadline = r->o.duration ?
-				    jt_now_ns() + r->o.duration * 1e9 : 0;
+	uint64_t deadline =
+		r->o.duration ? jt_now_ns() + r->o.duration * 1e9 : 0;
 	int err = 0;
 
 	while (!stop_signal && !err) {
+		/*
+		 * The BPF side wakes us only when its ring fills up, and poll
+		 * consumes only rings that woke it: consume on every tick so
+		 * events reach the file within one tick.
+		 */
 		err = ring_buffer__poll(r->probes.rb, 100);
-		if (err == -EINTR)
-			err = 0;
-		if (err > 0)
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(r->probes.rb);
+		if (err > 0 || err == -EINTR)
 			err = 0;
 		if (!err)
 			err = jt_perf_drain(&r->perf, &r->w);

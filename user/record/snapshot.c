@@ -35,8 +35,7 @@ static void fill_hdr(struct jt_hdr *h, uint16_t type, size_t size, pid_t pid,
 	h->time = now;
 }
 
-static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit,
-			    void *ctx)
+static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 {
 	struct {
 		struct jt_exec_event ev;
@@ -126,8 +125,8 @@ int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 		memset(&e.ev, 0, sizeof(e.ev));
 		if (parse_line(line, &e.ev, e.path))
 			continue;
-		fill_hdr(&e.ev.h, JT_EV_VMA, sizeof(e.ev) + e.ev.path_len,
-			 pid, now);
+		fill_hdr(&e.ev.h, JT_EV_VMA, sizeof(e.ev) + e.ev.path_len, pid,
+			 now);
 		err = emit(ctx, &e, e.ev.h.size);
 	} while (!err && fgets(line, sizeof(line), f));
 	fclose(f);

@@ -12,7 +12,7 @@
 struct jt_target {
 	pid_t pid;
 	int gate_fd; /* write end: one byte releases the child */
-	int err_fd; /* read end: the child's exec errno, or EOF on success */
+	int err_fd;  /* read end: the child's exec errno, or EOF on success */
 	uid_t uid;
 	gid_t gid;
 	/* Resolved before fork: NSS in the child would show up as its mmaps. */

@@ -16,8 +16,10 @@
 
 /* The kernel function each hook's kernel tier would attach to. */
 static const char *const kernel_fn[JT_HOOK_MAX] = {
-	[JT_HOOK_MMAP] = "mmap_region",	   [JT_HOOK_MPROTECT] = "mprotect_fixup",
-	[JT_HOOK_MUNMAP] = "do_vmi_munmap", [JT_HOOK_MREMAP] = "move_vma",
+	[JT_HOOK_MMAP] = "mmap_region",
+	[JT_HOOK_MPROTECT] = "mprotect_fixup",
+	[JT_HOOK_MUNMAP] = "do_vmi_munmap",
+	[JT_HOOK_MREMAP] = "move_vma",
 	[JT_HOOK_BRK] = "do_brk_flags",
 };
 
@@ -61,7 +63,8 @@ static void check_system(void)
 	read_first_line("/sys/kernel/security/lockdown", buf, sizeof(buf));
 	line("lockdown", strstr(buf, "[none]") ? "none" : "see", buf);
 	line("kprobes",
-	     access("/sys/bus/event_source/devices/kprobe", F_OK) ? "no" : "yes",
+	     access("/sys/bus/event_source/devices/kprobe", F_OK) ? "no" :
+								    "yes",
 	     NULL);
 }
 
@@ -134,15 +137,16 @@ static void check_hooks(void)
 int cmd_doctor(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "-v")) {
-		fputs("usage: jittrace doctor [-v]\n", argc > 1 &&
-		      !strcmp(argv[1], "-h") ? stdout : stderr);
+		fputs("usage: jittrace doctor [-v]\n",
+		      argc > 1 && !strcmp(argv[1], "-h") ? stdout : stderr);
 		return argc > 1 && !strcmp(argv[1], "-h") ? 0 : 2;
 	}
 	jt_libbpf_quiet(argc > 1);
 	check_system();
 	check_pmu();
 	if (geteuid()) {
-		printf("probes\n  (run as root to probe what record can load)\n");
+		printf("probes\n  (run as root to probe what record can "
+		       "load)\n");
 		return 1;
 	}
 	check_hooks();

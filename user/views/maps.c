@@ -51,7 +51,9 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 	o->input = "jittrace.data";
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o->input = optarg; break;
+		case 'i':
+			o->input = optarg;
+			break;
 		case 'p':
 			o->pid = strtoul(optarg, &end, 10);
 			if (*end || !o->pid)
@@ -62,10 +64,17 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 			if (*end || !o->at)
 				return jt_usage_error(usage, "bad --at");
 			break;
-		case 'j': o->json = 1; break;
-		case 'P': o->perf = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
-		default: return jt_usage_error(usage, NULL);
+		case 'j':
+			o->json = 1;
+			break;
+		case 'P':
+			o->perf = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return jt_usage_error(usage, NULL);
 		}
 	}
 	if (optind < argc)
@@ -78,8 +87,7 @@ static void json_region(struct maps_ctx *c, const struct jt_proc *p,
 {
 	char prot[5];
 
-	printf("%s\n  {\"pid\":%u,\"comm\":", c->first_json ? "" : ",",
-	       p->pid);
+	printf("%s\n  {\"pid\":%u,\"comm\":", c->first_json ? "" : ",", p->pid);
 	c->first_json = 0;
 	jt_json_str(stdout, p->comm);
 	printf(",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
@@ -116,8 +124,8 @@ static void text_region(const struct jt_region *r, size_t members)
 	       r->start, r->end,
 	       jt_prot_str(r->prot, jt_region_shared(r), prot),
 	       r->kind == JT_RK_FILE ? r->pgoff : 0, jt_origin_name(r->origin),
-	       jt_time_str(r->born_ns, t), kv,
-	       members > 1 ? "coalesced" : "", jt_region_name(r));
+	       jt_time_str(r->born_ns, t), kv, members > 1 ? "coalesced" : "",
+	       jt_region_name(r));
 }
 
 static void perf_mmap2s(const struct jt_stream *s, uint32_t pid, uint64_t at)
@@ -139,8 +147,7 @@ static void perf_mmap2s(const struct jt_stream *s, uint32_t pid, uint64_t at)
 		       " %c%c%c] %.*s\n",
 		       jt_time_str(it->time, t), m.start, m.len, m.pgoff,
 		       m.prot & 1 ? 'r' : '-', m.prot & 2 ? 'w' : '-',
-		       m.prot & 4 ? 'x' : '-', (int)m.filename_len,
-		       m.filename);
+		       m.prot & 4 ? 'x' : '-', (int)m.filename_len, m.filename);
 	}
 }
 
@@ -177,8 +184,8 @@ static int shown(const struct maps_opts *o, const struct jt_proc *p)
 {
 	if (o->pid && p->pid != o->pid)
 		return 0;
-	if (o->at && (p->first_ns > o->at || (p->dead_ns &&
-					      p->dead_ns < o->at)))
+	if (o->at &&
+	    (p->first_ns > o->at || (p->dead_ns && p->dead_ns < o->at)))
 		return 0;
 	return 1;
 }

@@ -85,11 +85,13 @@ static void map_event(struct script_ctx *c, struct jt_model *m,
 		return;
 	}
 	if (ev->h.type == JT_EV_VMA)
-		printf(" %llx-%llx flags=0x%llx", (unsigned long long)ev->vma.start,
+		printf(" %llx-%llx flags=0x%llx",
+		       (unsigned long long)ev->vma.start,
 		       (unsigned long long)ev->vma.end,
 		       (unsigned long long)ev->vma.flags);
 	else
-		printf(" args=%llx,%llx,%llx,%llx,%llx,%llx = %s%llx vma=%llx-%llx",
+		printf(" args=%llx,%llx,%llx,%llx,%llx,%llx = %s%llx "
+		       "vma=%llx-%llx",
 		       (unsigned long long)ev->args[0],
 		       (unsigned long long)ev->args[1],
 		       (unsigned long long)ev->args[2],
@@ -97,7 +99,8 @@ static void map_event(struct script_ctx *c, struct jt_model *m,
 		       (unsigned long long)ev->args[4],
 		       (unsigned long long)ev->args[5],
 		       ev->result < 0 && ev->result > -4096 ? "-" : "",
-		       (unsigned long long)(ev->result < 0 && ev->result > -4096 ?
+		       (unsigned long long)(ev->result < 0 &&
+							    ev->result > -4096 ?
 						    -ev->result :
 						    ev->result),
 		       (unsigned long long)ev->vma.start,
@@ -128,8 +131,9 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 				 "\"thread\":%s" :
 				 " child=%u/%u%s",
 		       f->child_pid, f->child_tid,
-		       c->json ? (f->flags & JT_FORK_THREAD ? "true" : "false") :
-		       (f->flags & JT_FORK_THREAD ? " thread" : ""));
+		       c->json ?
+			       (f->flags & JT_FORK_THREAD ? "true" : "false") :
+			       (f->flags & JT_FORK_THREAD ? " thread" : ""));
 		break;
 	case JT_EV_EXEC:
 		bounded(comm, sizeof(comm), e->comm, sizeof(e->comm));
@@ -176,7 +180,8 @@ static void sample(struct script_ctx *c, struct jt_model *m,
 		text_head(m, "sample", s.time, s.pid, s.tid, s.cpu);
 		printf(" %16" PRIx64 " %s", s.ip,
 		       res.kernel ? "[kernel]" :
-		       r ? jt_region_name(r) : "[unknown]");
+		       r	  ? jt_region_name(r) :
+				    "[unknown]");
 		if (r && r->kind == JT_RK_FILE)
 			printf("+0x%" PRIx64, res.offset);
 		else if (r)
@@ -221,8 +226,7 @@ static void perf_mmap2(struct script_ctx *c, struct jt_model *m,
 
 	if (jt_perf_mmap2(it->data, it->len, &mm))
 		return;
-	snprintf(name, sizeof(name), "%.*s", (int)mm.filename_len,
-		 mm.filename);
+	snprintf(name, sizeof(name), "%.*s", (int)mm.filename_len, mm.filename);
 	if (c->json) {
 		json_head("perf_mmap2", it->time, mm.pid, mm.tid, it->cpu);
 		hex("start", mm.start);
@@ -248,12 +252,23 @@ static void perf_other(struct script_ctx *c, struct jt_model *m,
 	const char *name;
 
 	switch (h->type) {
-	case PERF_RECORD_COMM: name = "perf_comm"; break;
-	case PERF_RECORD_FORK: name = "perf_fork"; break;
-	case PERF_RECORD_EXIT: name = "perf_exit"; break;
-	case PERF_RECORD_LOST: name = "perf_lost"; break;
-	case PERF_RECORD_MMAP: name = "perf_mmap"; break;
-	default: return;
+	case PERF_RECORD_COMM:
+		name = "perf_comm";
+		break;
+	case PERF_RECORD_FORK:
+		name = "perf_fork";
+		break;
+	case PERF_RECORD_EXIT:
+		name = "perf_exit";
+		break;
+	case PERF_RECORD_LOST:
+		name = "perf_lost";
+		break;
+	case PERF_RECORD_MMAP:
+		name = "perf_mmap";
+		break;
+	default:
+		return;
 	}
 	jt_perf_sample_id(h, it->len, c->s->sample_type, &id);
 	if (c->json) {
@@ -296,10 +311,17 @@ int cmd_script(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'i': input = optarg; break;
-		case 'j': c.json = 1; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: return jt_usage_error(usage, NULL);
+		case 'i':
+			input = optarg;
+			break;
+		case 'j':
+			c.json = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return jt_usage_error(usage, NULL);
 		}
 	}
 	if (optind < argc)

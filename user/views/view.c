@@ -53,8 +53,8 @@ const char *jt_origin_name(uint16_t origin)
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_model *m)
 {
-	unsigned long long lost = s->lost.bpf_events + s->lost.perf_records +
-				  s->lost.bpf_errors;
+	unsigned long long lost =
+		s->lost.bpf_events + s->lost.perf_records + s->lost.bpf_errors;
 
 	if (lost)
 		fprintf(f,
@@ -64,8 +64,9 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			(unsigned long long)s->lost.perf_records,
 			(unsigned long long)s->lost.bpf_errors);
 	if (m->stats.vma_busy)
-		fprintf(f, "# events whose kernel VMA could not be read "
-			   "(mmap_lock busy): %llu\n",
+		fprintf(f,
+			"# events whose kernel VMA could not be read "
+			"(mmap_lock busy): %llu\n",
 			(unsigned long long)m->stats.vma_busy);
 	if (m->stats.nomem)
 		fprintf(f, "# events dropped for lack of memory: %llu\n",
