@@ -218,6 +218,45 @@ static void test_malformed_events_counted(void **state)
 	jt_model_free(&m);
 }
 
+static void busy_mmap(struct jt_model *m, uint32_t pid, uint32_t tid, int page)
+{
+	struct jt_map_event ev = {};
+
+	ev.args[1] = 4096;
+	ev.args[2] = PROT_READ;
+	ev.args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	ev.result = P(page);
+	ev.flags = JT_MF_VMA_BUSY; /* BPF saw no VMA: all zero */
+	hdr(&ev.h, JT_EV_MMAP, sizeof(ev), pid, tid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+/* mmap_lock contended: the VMA comes from the same thread's MMAP2. */
+static void test_busy_vma_recovered_from_perf(void **state)
+{
+	struct jt_model m;
+	const struct jt_region *r;
+
+	jt_model_init(&m);
+	exec_ev(&m, 80, "busy");
+	mmap_ev(&m, 80, 80, 10, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		NULL);
+	/* Thread 81's mmap merged with page 10; thread 82 mapped elsewhere. */
+	jt_model_perf_vma(&m, 80, 81, P(9), P(11));
+	jt_model_perf_vma(&m, 80, 82, P(20), P(21));
+	busy_mmap(&m, 80, 81, 9);
+	r = jt_model_lookup(&m, 80, P(9));
+	assert_int_equal(r->kvma.start, P(9));
+	assert_int_equal(r->kvma.end, P(11));
+	assert_int_equal(jt_model_lookup(&m, 80, P(10))->kvma.start, P(9));
+	/* No MMAP2 of thread 83 covers page 30: the VMA stays unknown. */
+	busy_mmap(&m, 80, 83, 30);
+	assert_int_equal(jt_model_lookup(&m, 80, P(30))->kvma.end, 0);
+	assert_int_equal(m.stats.vma_busy, 2);
+	assert_int_equal(m.stats.vma_from_perf, 1);
+	jt_model_free(&m);
+}
+
 static void test_pid_reuse_keeps_old_process(void **state)
 {
 	struct jt_model m;
@@ -242,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_failed_calls_change_nothing),
 		cmocka_unit_test(test_malformed_events_counted),
 		cmocka_unit_test(test_pid_reuse_keeps_old_process),
+		cmocka_unit_test(test_busy_vma_recovered_from_perf),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -222,6 +222,44 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 	check(m, jt_aspace_map(as, &r));
 }
 
+/*
+ * Kept, not applied: perf is told mid-syscall, before the model has made
+ * that call's cuts, so the VMA would land on regions about to change.
+ */
+void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,
+		       uint64_t start, uint64_t end)
+{
+	struct jt_perf_seen *s = &m->seen[m->seen_next++ % JT_PERF_SEEN];
+
+	*s = (struct jt_perf_seen){ pid, tid, { start, end, 0 } };
+}
+
+/*
+ * BPF could not read the VMA (mmap_lock contended): take the newest
+ * MMAP2 the same thread caused that covers the result, if any.
+ */
+static void recover_vma(struct jt_model *m, struct jt_aspace *as,
+			const struct jt_map_event *ev)
+{
+	const struct jt_region *r = jt_aspace_find(as, ev->result);
+	unsigned int i;
+
+	m->stats.vma_busy++;
+	if (!r || r->kvma.end)
+		return;
+	for (i = 1; i <= JT_PERF_SEEN && i <= m->seen_next; i++) {
+		const struct jt_perf_seen *s =
+			&m->seen[(m->seen_next - i) % JT_PERF_SEEN];
+
+		if (s->tid != ev->h.tid || s->pid != ev->h.pid ||
+		    s->v.start > r->start || s->v.end < r->end)
+			continue;
+		jt_aspace_observe(as, &s->v);
+		m->stats.vma_from_perf++;
+		return;
+	}
+}
+
 static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 {
 	struct jt_proc *p = jt_model_get(m, ev->h.pid);
@@ -230,8 +268,6 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 
 	if (!as)
 		return;
-	if (ev->flags & JT_MF_VMA_BUSY)
-		m->stats.vma_busy++;
 	if (ev->h.type == JT_EV_VMA) {
 		apply_vma(m, as, ev);
 		return;
@@ -259,6 +295,8 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		break;
 	}
 	observe(as, ev);
+	if (ev->flags & JT_MF_VMA_BUSY)
+		recover_vma(m, as, ev);
 }
 
 static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)

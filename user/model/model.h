@@ -27,8 +27,18 @@ struct jt_proc {
 struct jt_model_stats {
 	uint64_t malformed; /* events whose size or fields do not add up */
 	uint64_t nomem;
-	uint64_t vma_busy; /* events whose kernel VMA BPF could not read */
+	uint64_t vma_busy;	/* events whose kernel VMA BPF could not read */
+	uint64_t vma_from_perf; /* of those, recovered from perf's MMAP2 */
 };
+
+/* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */
+struct jt_perf_seen {
+	uint32_t pid;
+	uint32_t tid;
+	struct jt_kvma v;
+};
+
+#define JT_PERF_SEEN 64
 
 struct jt_model {
 	struct jt_proc **procs; /* every process seen, oldest first */
@@ -39,6 +49,9 @@ struct jt_model {
 	struct jt_strtab strs;
 	uint64_t now;
 	struct jt_model_stats stats;
+	struct jt_perf_seen
+		seen[JT_PERF_SEEN]; /* ring, newest at seen_next-1 */
+	unsigned int seen_next;
 };
 
 void jt_model_init(struct jt_model *m);
@@ -51,5 +64,12 @@ const struct jt_region *jt_model_lookup(struct jt_model *m, uint32_t pid,
 					uint64_t addr);
 void jt_model_set_comm(struct jt_model *m, uint32_t pid, const char *comm);
 bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
+/*
+ * perf's MMAP2 for [start, end) of pid/tid: the kernel emits it after
+ * merging, so it is the VMA the kernel made. Used for the events whose
+ * VMA BPF could not read.
+ */
+void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,
+		       uint64_t start, uint64_t end);
 
 #endif /* JT_MODEL_H */

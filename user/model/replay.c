@@ -37,8 +37,13 @@ void jt_replay(struct jt_stream *s, struct jt_model *m, uint64_t until,
 		} else {
 			const struct perf_event_header *h = it->data;
 
+			struct jt_mmap2 mm;
+
 			if (h->type == PERF_RECORD_COMM)
 				perf_comm(m, it);
+			else if (!jt_perf_mmap2(h, it->len, &mm))
+				jt_model_perf_vma(m, mm.pid, mm.tid, mm.start,
+						  mm.start + mm.len);
 		}
 		if (fn)
 			fn(ctx, m, it);

@@ -65,9 +65,10 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			(unsigned long long)s->lost.bpf_errors);
 	if (m->stats.vma_busy)
 		fprintf(f,
-			"# events whose kernel VMA could not be read "
-			"(mmap_lock busy): %llu\n",
-			(unsigned long long)m->stats.vma_busy);
+			"# events whose kernel VMA BPF could not read "
+			"(mmap_lock busy): %llu, %llu taken from perf MMAP2\n",
+			(unsigned long long)m->stats.vma_busy,
+			(unsigned long long)m->stats.vma_from_perf);
 	if (m->stats.nomem)
 		fprintf(f, "# events dropped for lack of memory: %llu\n",
 			(unsigned long long)m->stats.nomem);
