@@ -75,7 +75,7 @@ int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
 {
 	struct jt_scratch *s = jt_scratch();
 	struct jt_exec_event *ev;
-	long n;
+	__u32 trunc = 0;
 
 	if (!s || !jt_is_traced(BPF_CORE_READ(p, tgid)))
 		return 0;
@@ -84,9 +84,9 @@ int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
 	jt_fill_hdr(&ev->h, JT_EV_EXEC, 0);
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->old_tid = old_pid;
-	n = bpf_probe_read_kernel_str(ev->path, JT_PATH_MAX,
-				      BPF_CORE_READ(bprm, filename));
-	ev->path_len = n > 0 ? n : 0;
+	/* The file, not the string given to execve: absolute, no symlinks. */
+	ev->path_len =
+		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);
 	ev->h.size = sizeof(*ev) + ev->path_len;
 	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
 	snapshot_vmas(s, bpf_get_current_task_btf(), ev->h.time);

@@ -12,5 +12,7 @@ int cmd_doctor(int argc, char **argv);
 int jt_usage_error(const char *usage, const char *msg);
 /* 0 when we may load BPF and open perf events; else says why, returns -1. */
 int jt_require_root(const char *what);
+/* What lets us trace ("root", a capability), or NULL. */
+const char *jt_privileges(void);
 
 #endif

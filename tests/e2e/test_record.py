@@ -2,12 +2,13 @@
 """The recorder's contract: exit statuses, signals, privileges, errors,
 attach modes, sampling options."""
 import json
+import re
 import os
 import signal
 import subprocess
 import time
 
-from jt import (AS_USER, JT, TMP, USER, WL, Skip, has_pmu, hx, maps, record, run,
+from jt import (AS_USER, BUILD, JT, ROOT, TMP, USER, WL, Skip, has_pmu, hx, maps, record, run,
                 script, workload_lines)
 
 PAGE = 4096
@@ -220,3 +221,36 @@ def test_doctor_reports_every_hook():
     for hook in ("mmap", "mprotect", "munmap", "mremap", "brk", "fork", "exec", "exit"):
         assert any(line.split()[:2] == [hook, "tracepoint"] for line in p.stdout.splitlines()), hook
     assert "BTF" in p.stdout and "perf_event_paranoid" in p.stdout
+
+
+def test_full_rings_are_counted_and_reported():
+    # 4 KiB BPF ring and one-page perf rings against 20000 mmap loops.
+    p, data = record([os.path.join(WL, "mmloop"), "calls", "20000"],
+                     ["--bpf-ring", "4", "-m", "1"])
+    m = re.search(r"jittrace: (\d+) events lost \((\d+) BPF ring full, "
+                  r"(\d+) perf ring, (\d+) write\)", p.stderr)
+    assert m, p.stderr
+    total, bpf, perf, write = map(int, m.groups())
+    assert bpf > 0 and perf > 0 and write == 0 and total == bpf + perf
+    # The same counts are in the file, and every view says so.
+    out = run([JT, "maps", "-i", data]).stdout
+    assert f"# lost: {total} events ({bpf} BPF ring full, {perf} perf, 0 write)" in out
+    out = run([JT, "script", "-i", data]).stdout
+    assert f"# lost: {total} events" in out
+    lost = [e for e in script(data) if e["type"] == "perf_lost"]
+    assert lost, "perf's own LOST records stay in the stream"
+
+
+def test_ring_size_options_are_checked():
+    for opt in (["--bpf-ring", "3"], ["--bpf-ring", "8x"], ["-m", "3"]):
+        p = run([JT, "record", *opt, "--", "true"], check=False)
+        assert p.returncode == 2 and "usage:" in p.stderr, opt
+
+
+def test_make_install_honours_prefix_and_destdir():
+    dest = os.path.join(TMP, "dest")
+    run(["make", "-s", "-C", ROOT, f"OUT={BUILD}", "install", f"DESTDIR={dest}",
+         "PREFIX=/opt/jt"])
+    binary = os.path.join(dest, "opt/jt/bin/jittrace")
+    assert os.access(binary, os.X_OK)
+    assert "usage: jittrace" in run([binary, "--help"]).stdout

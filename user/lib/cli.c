@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "jittrace.h"
 
 int jt_usage_error(const char *use, const char *msg)
@@ -11,12 +14,38 @@ int jt_usage_error(const char *use, const char *msg)
 	return 2;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+const char *jt_privileges(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (geteuid() == 0)
+		return "root";
+	if (syscall(SYS_capget, &h, d))
+		return NULL;
+	if (has_cap(d, CAP_SYS_ADMIN))
+		return "CAP_SYS_ADMIN";
+	if (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))
+		return "CAP_BPF and CAP_PERFMON";
+	return NULL;
+}
+
 int jt_require_root(const char *what)
 {
-	if (geteuid() == 0)
+	if (jt_privileges())
 		return 0;
 	fprintf(stderr,
-		"jittrace: %s needs root (CAP_BPF and CAP_PERFMON); "
+		"jittrace: %s needs root (or CAP_BPF and CAP_PERFMON); "
 		"try: sudo jittrace %s ...\n",
 		what, what);
 	return -1;

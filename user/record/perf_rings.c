@@ -10,8 +10,6 @@
 #include <unistd.h>
 #include "record/perf_rings.h"
 
-#define RING_PAGES 256 /* 1 MiB per CPU: a JIT's MMAP2 bursts fit */
-
 static const struct {
 	const char *name;
 	uint32_t type;
@@ -96,7 +94,7 @@ static int add_fd(struct jt_perf *p, int fd)
 
 static int map_ring(struct jt_perf *p, int fd, int cpu)
 {
-	size_t size = (RING_PAGES + 1) * sysconf(_SC_PAGESIZE);
+	size_t size = (p->pages + 1) * sysconf(_SC_PAGESIZE);
 	struct jt_ring *r = realloc(p->rings, (p->nrings + 1) * sizeof(*r));
 	void *base;
 
@@ -161,6 +159,7 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	p->pages = o->pages;
 	p->tmp = malloc(65536);
 	if (!p->tmp)
 		return -ENOMEM;
@@ -177,6 +176,7 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 			"sampling cpu-clock instead\n",
 			strerror(-err));
 		jt_perf_close(p);
+		p->pages = o->pages;
 		p->tmp = malloc(65536);
 		if (!p->tmp)
 			return -ENOMEM;

@@ -15,6 +15,7 @@ struct jt_perf_opts {
 	uint64_t period; /* overrides freq */
 	bool callchain;
 	bool data_addr;
+	unsigned int pages; /* data pages per CPU ring, a power of two */
 };
 
 struct jt_ring {
@@ -26,6 +27,7 @@ struct jt_ring {
 
 struct jt_perf {
 	struct perf_event_attr attr;
+	unsigned int pages;
 	const char *event; /* the event actually sampled */
 	struct jt_ring *rings;
 	int nrings;

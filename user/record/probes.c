@@ -106,19 +106,27 @@ static void choose_tiers(struct jt_probes *p)
 		p->tier[i] = JT_TIER_TRACEPOINT;
 }
 
-int jt_probes_load(struct jt_probes *p, bool trace_all, jt_event_fn fn,
-		   void *ctx)
+int jt_probes_load(struct jt_probes *p, bool trace_all, uint32_t ring_bytes,
+		   jt_event_fn fn, void *ctx)
 {
 	struct jt_config cfg = { trace_all, getpid() };
 	__u32 zero = 0;
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "jittrace: this kernel has no BTF "
+				"(/sys/kernel/btf/vmlinux); jittrace needs a "
+				"kernel built with CONFIG_DEBUG_INFO_BTF\n");
+		return -ENOTSUP;
+	}
 	p->skel = jittrace_bpf__open();
 	if (!p->skel)
 		return -errno;
 	choose_tiers(p);
-	err = jittrace_bpf__load(p->skel);
+	err = bpf_map__set_max_entries(p->skel->maps.events, ring_bytes);
+	if (!err)
+		err = jittrace_bpf__load(p->skel);
 	if (err)
 		return err;
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.jt_cfg), &zero,

@@ -28,8 +28,9 @@ const char *jt_tier_name(enum jt_tier t);
 
 typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 
-int jt_probes_load(struct jt_probes *p, bool trace_all, jt_event_fn fn,
-		   void *ctx);
+/* ring_bytes: the BPF ring's size, a power of two of at least a page. */
+int jt_probes_load(struct jt_probes *p, bool trace_all, uint32_t ring_bytes,
+		   jt_event_fn fn, void *ctx);
 int jt_probes_trace(struct jt_probes *p, pid_t pid);
 int jt_probes_attach(struct jt_probes *p);
 /* Events the BPF ring refused so far, summed over CPUs. */

@@ -30,6 +30,7 @@ struct record_opts {
 	pid_t pid;
 	double duration;
 	bool verbose;
+	uint32_t bpf_ring_kb;
 	struct jt_perf_opts perf;
 	char **argv;
 };
@@ -65,9 +66,16 @@ static const char usage[] =
 	"  -p, --pid PID         attach to a running process\n"
 	"  -a, --all-cpus        every process on the system\n"
 	"      --duration SECS   stop after SECS (-p and -a)\n"
+	"  -m, --mmap-pages N    perf ring data pages per CPU (default 256)\n"
+	"      --bpf-ring KB     BPF ring buffer size (default 8192)\n"
 	"      --user USER       run the command as USER\n"
 	"      --run-as-root     run the command as root (not recommended)\n"
 	"  -v, --verbose         show libbpf's messages\n";
+
+static bool pow2(unsigned long v)
+{
+	return v && !(v & (v - 1));
+}
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
@@ -83,6 +91,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "user", required_argument, NULL, 'u' },
 		{ "run-as-root", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "bpf-ring", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -91,7 +101,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 
 	o->output = "jittrace.data";
 	o->perf.freq = 999;
-	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:avh", longopts,
+	o->perf.pages = 256; /* 1 MiB per CPU: a JIT's MMAP2 bursts fit */
+	o->bpf_ring_kb = 8192;
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:am:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -128,6 +140,21 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->duration = strtod(optarg, &end);
 			if (*end || o->duration <= 0)
 				return jt_usage_error(usage, "bad --duration");
+			break;
+		case 'm':
+			o->perf.pages = strtoul(optarg, &end, 10);
+			if (*end || !pow2(o->perf.pages))
+				return jt_usage_error(
+					usage, "-m wants a power of two");
+			break;
+		case 'B':
+			o->bpf_ring_kb = strtoul(optarg, &end, 10);
+			if (*end || !pow2(o->bpf_ring_kb) ||
+			    o->bpf_ring_kb < 4 || o->bpf_ring_kb > (1u << 21))
+				return jt_usage_error(
+					usage,
+					"--bpf-ring wants a power of two "
+					"from 4 to 2097152 (KB)");
 			break;
 		case 'u':
 			o->user = optarg;
@@ -267,7 +294,10 @@ static int setup(struct recorder *r, int argc, char **argv)
 	if (!r->o.all && !r->o.pid &&
 	    jt_target_identity(&r->target, r->o.user, r->o.run_as_root))
 		return -EPERM;
-	err = jt_probes_load(&r->probes, r->o.all, on_bpf_event, r);
+	err = jt_probes_load(&r->probes, r->o.all, r->o.bpf_ring_kb * 1024,
+			     on_bpf_event, r);
+	if (err == -ENOTSUP)
+		return err;
 	if (err) {
 		fprintf(stderr, "jittrace: loading BPF programs failed: %s%s\n",
 			strerror(-err),

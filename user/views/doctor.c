@@ -46,8 +46,9 @@ static void check_system(void)
 	int err;
 
 	printf("system\n");
-	line("root", geteuid() ? "no" : "yes",
-	     geteuid() ? "record needs root: sudo jittrace record" : NULL);
+	line("privileges", jt_privileges() ? "ok" : "no",
+	     jt_privileges() ? jt_privileges() :
+			       "record needs root: sudo jittrace record");
 	line("BTF", access("/sys/kernel/btf/vmlinux", R_OK) ? "missing" : "ok",
 	     "/sys/kernel/btf/vmlinux");
 	err = jt_ensure_tracefs();
