@@ -9,6 +9,7 @@ static const char usage[] =
 	"  record   run a command (or attach) and record its memory map\n"
 	"           and samples to jittrace.data\n"
 	"  maps     each process's rebuilt map, one row per requested region\n"
+	"  report   samples by command, process, object and symbol\n"
 	"  script   every event and sample in time order\n"
 	"  doctor   what this kernel allows and which probes would be used\n"
 	"Run 'jittrace COMMAND -h' for a command's options.\n";
@@ -17,9 +18,8 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
-	{ "record", cmd_record },
-	{ "maps", cmd_maps },
-	{ "script", cmd_script },
+	{ "record", cmd_record }, { "maps", cmd_maps },
+	{ "report", cmd_report }, { "script", cmd_script },
 	{ "doctor", cmd_doctor },
 };
 

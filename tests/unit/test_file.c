@@ -127,6 +127,35 @@ static void test_cut_in_padding_is_whole(void **state)
 	free(buf);
 }
 
+/* Records larger than the writer's buffer (kallsyms, JIT file pieces). */
+static void test_large_records(void **state)
+{
+	size_t big = 900 * 1024, i;
+	char *data = malloc(big);
+	struct jt_writer w;
+	struct jt_reader r;
+	struct jt_rec rec;
+
+	for (i = 0; i < big; i++)
+		data[i] = i * 7;
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	assert_int_equal(jt_writer_add(&w, JT_REC_META, "a", 1, NULL, 0), 0);
+	assert_int_equal(
+		jt_writer_add(&w, JT_REC_JIT, data, 8, data + 8, big - 8), 0);
+	assert_int_equal(
+		jt_writer_add(&w, JT_REC_JIT, data, JT_REC_MAX, NULL, 0),
+		-E2BIG);
+	assert_int_equal(jt_writer_close(&w), 0);
+	assert_int_equal(jt_reader_open(&r, path), 0);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	assert_int_equal(rec.len, big);
+	assert_memory_equal(rec.data, data, big);
+	assert_int_equal(jt_reader_next(&r, &rec), 0);
+	jt_reader_close(&r);
+	free(data);
+}
+
 static void test_corrupt_sizes(void **state)
 {
 	size_t last = write_sample_file(), len;
@@ -214,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
 		cmocka_unit_test(test_cut_in_padding_is_whole),
+		cmocka_unit_test(test_large_records),
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_bad_preamble),
 		cmocka_unit_test(test_stream_orders_by_time),

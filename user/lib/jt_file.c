@@ -62,6 +62,14 @@ int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		return -E2BIG;
 	if (w->len + padded > w->cap && jt_writer_flush(w))
 		return -w->err;
+	if (padded > w->cap) {
+		char *buf = realloc(w->buf, padded);
+
+		if (!buf)
+			return -ENOMEM;
+		w->buf = buf;
+		w->cap = padded;
+	}
 	h.size = total;
 	memcpy(w->buf + w->len, &h, sizeof(h));
 	memcpy(w->buf + w->len + sizeof(h), a, alen);

@@ -15,11 +15,19 @@
 #define JT_REC_MAX (1u << 20)
 
 enum jt_rec_type {
-	JT_REC_META = 1,   /* "key=value\n" lines */
-	JT_REC_BPF = 2,	   /* one BPF event (include/jt_abi.h), verbatim */
-	JT_REC_PERF = 3,   /* struct jt_perf_rec + one raw perf record */
-	JT_REC_LOST = 4,   /* struct jt_lost_rec */
-	JT_REC_FINISH = 5, /* struct jt_finish_rec */
+	JT_REC_META = 1,    /* "key=value\n" lines */
+	JT_REC_BPF = 2,	    /* one BPF event (include/jt_abi.h), verbatim */
+	JT_REC_PERF = 3,    /* struct jt_perf_rec + one raw perf record */
+	JT_REC_LOST = 4,    /* struct jt_lost_rec */
+	JT_REC_FINISH = 5,  /* struct jt_finish_rec */
+	JT_REC_JITFILE = 6, /* struct jt_jitfile_rec + path: a JIT file found */
+	JT_REC_JIT = 7,	    /* struct jt_jit_rec + bytes read from that file */
+	JT_REC_KALLSYMS = 8, /* u64 length, then zlib-compressed text lines */
+};
+
+enum jt_jit_kind {
+	JT_JIT_JITDUMP = 1,
+	JT_JIT_PERFMAP = 2,
 };
 
 struct jt_preamble {
@@ -60,6 +68,25 @@ struct jt_finish_rec {
 	uint32_t pad;
 	uint64_t bpf_records;
 	uint64_t perf_records;
+};
+
+struct jt_jitfile_rec {
+	uint64_t time;
+	uint32_t pid;
+	uint32_t file_id; /* names the file in the JT_REC_JIT records */
+	uint16_t kind;	  /* enum jt_jit_kind */
+	uint16_t pad;
+	int32_t status; /* 0: being read; else the errno that refused it */
+			/* NUL-terminated path follows */
+};
+
+/* Bytes [offset, offset + n) of a JIT file, as read at time. */
+struct jt_jit_rec {
+	uint64_t time;
+	uint64_t offset;
+	uint32_t file_id;
+	uint32_t pad;
+	/* the bytes follow */
 };
 
 struct jt_writer {

@@ -25,6 +25,8 @@ void jt_model_free(struct jt_model *m)
 
 	for (i = 0; i < m->nprocs; i++) {
 		jt_aspace_put(m->procs[i]->as);
+		jt_jittab_free(&m->procs[i]->jitdump);
+		jt_jittab_free(&m->procs[i]->perfmap);
 		free(m->procs[i]);
 	}
 	free(m->procs);
@@ -260,6 +262,13 @@ static void recover_vma(struct jt_model *m, struct jt_aspace *as,
 	}
 }
 
+/* Code in a range that is unmapped or replaced is gone. */
+static void jit_cut(struct jt_proc *p, uint64_t start, uint64_t end)
+{
+	jt_jittab_cut(&p->jitdump, start, end);
+	jt_jittab_cut(&p->perfmap, start, end);
+}
+
 static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 {
 	struct jt_proc *p = jt_model_get(m, ev->h.pid);
@@ -276,6 +285,7 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		return;
 	switch (ev->h.type) {
 	case JT_EV_MMAP:
+		jit_cut(p, ev->result, ev->result + PAGE_ALIGN(a[1]));
 		apply_mmap(m, as, ev);
 		break;
 	case JT_EV_MPROTECT:
@@ -283,9 +293,12 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 					   a[2]));
 		break;
 	case JT_EV_MUNMAP:
+		jit_cut(p, a[0], a[0] + PAGE_ALIGN(a[1]));
 		check(m, jt_aspace_cut(as, a[0], a[0] + PAGE_ALIGN(a[1])));
 		break;
 	case JT_EV_MREMAP:
+		if (!(a[3] & MREMAP_DONTUNMAP) && ev->result != (int64_t)a[0])
+			jit_cut(p, a[0], a[0] + PAGE_ALIGN(a[1]));
 		check(m, jt_aspace_remap(as, a[0], PAGE_ALIGN(a[1]), ev->result,
 					 PAGE_ALIGN(a[2]),
 					 a[3] & MREMAP_DONTUNMAP, ev->h.time));
@@ -313,6 +326,10 @@ static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
 	}
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
 	child->exe = parent->exe;
+	/* The child runs copies of the parent's code pages. */
+	if (jt_jittab_copy(&child->jitdump, &parent->jitdump) ||
+	    jt_jittab_copy(&child->perfmap, &parent->perfmap))
+		m->stats.nomem++;
 	if (ev->flags & JT_FORK_VM) {
 		child->as = aspace_of(m, parent);
 		if (child->as)
@@ -340,6 +357,8 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 	p->as = jt_aspace_new();
 	if (!p->as)
 		m->stats.nomem++;
+	jt_jittab_free(&p->jitdump);
+	jt_jittab_free(&p->perfmap);
 }
 
 static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
@@ -387,6 +406,29 @@ bool jt_event_valid(const struct jt_hdr *h, uint32_t len)
 	if (h->type == JT_EV_EXEC)
 		return ((const struct jt_exec_event *)h)->path_len <= len - min;
 	return true;
+}
+
+void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
+{
+	struct jt_proc *p = jt_model_get(m, j->pid);
+	struct jt_jittab *t;
+	struct jt_jitsym s;
+
+	if (!p)
+		return;
+	m->now = j->time;
+	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
+	switch (j->op) {
+	case JT_JIT_LOAD:
+		s = (struct jt_jitsym){ j->addr, j->addr + j->size, j->name,
+					j->code_index, j->time };
+		check(m, jt_jittab_load(t, &s));
+		break;
+	case JT_JIT_MOVE:
+		if (jt_jittab_move(t, j->old_addr, j->addr, j->size, j->time))
+			m->stats.jit_move_unknown++;
+		break;
+	}
 }
 
 void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)

@@ -13,6 +13,8 @@
 #include "jt_abi.h"
 #include "lib/strtab.h"
 #include "model/aspace.h"
+#include "model/jitsyms.h"
+#include "model/stream.h"
 
 struct jt_proc {
 	uint32_t pid;
@@ -22,6 +24,9 @@ struct jt_proc {
 	uint64_t dead_ns;  /* 0 while alive */
 	int32_t exit_code;
 	struct jt_aspace *as;
+	/* JIT functions by source; jitdump wins where both name an address. */
+	struct jt_jittab jitdump;
+	struct jt_jittab perfmap;
 };
 
 struct jt_model_stats {
@@ -29,6 +34,7 @@ struct jt_model_stats {
 	uint64_t nomem;
 	uint64_t vma_busy;	/* events whose kernel VMA BPF could not read */
 	uint64_t vma_from_perf; /* of those, recovered from perf's MMAP2 */
+	uint64_t jit_move_unknown; /* MOVE of code no LOAD named */
 };
 
 /* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */
@@ -69,6 +75,8 @@ bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
  * merging, so it is the VMA the kernel made. Used for the events whose
  * VMA BPF could not read.
  */
+/* Advance the JIT tables by one jitdump record or perf-map line. */
+void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j);
 void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,
 		       uint64_t start, uint64_t end);
 

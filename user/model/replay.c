@@ -34,6 +34,8 @@ void jt_replay(struct jt_stream *s, struct jt_model *m, uint64_t until,
 			break;
 		if (it->kind == JT_IT_BPF) {
 			jt_model_apply(m, it->data, it->len);
+		} else if (it->kind == JT_IT_JIT) {
+			jt_model_apply_jit(m, it->data);
 		} else {
 			const struct perf_event_header *h = it->data;
 

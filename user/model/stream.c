@@ -98,6 +98,147 @@ static int add_bpf(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
 	return push(s, cap, &it);
 }
 
+const char *jt_source_name(uint16_t source)
+{
+	static const char *const names[] = {
+		[JT_SRC_UNKNOWN] = "unknown",	[JT_SRC_JITDUMP] = "jitdump",
+		[JT_SRC_PERFMAP] = "perfmap",	[JT_SRC_ELF] = "elf",
+		[JT_SRC_KALLSYMS] = "kallsyms", [JT_SRC_ANON] = "anon",
+	};
+
+	return source < sizeof(names) / sizeof(names[0]) ? names[source] :
+							   "unknown";
+}
+
+static int add_source(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_jitfile_rec *f = r->data;
+	struct jt_jit_source *src;
+	size_t plen;
+
+	if (r->len < sizeof(*f) + 1) {
+		s->unknown_recs++;
+		return 0;
+	}
+	src = realloc(s->sources, (s->nsources + 1) * sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	s->sources = src;
+	src = &src[s->nsources++];
+	memset(src, 0, sizeof(*src));
+	src->id = f->file_id;
+	src->pid = f->pid;
+	src->kind = f->kind;
+	src->status = f->status;
+	plen = strnlen((const char *)(f + 1), r->len - sizeof(*f));
+	src->path = jt_intern(&s->strs, (const char *)(f + 1), plen);
+	jt_jitdump_init(&src->dump);
+	jt_perfmap_init(&src->map);
+	return src->path ? 0 : -ENOMEM;
+}
+
+struct jit_feed {
+	struct jt_stream *s;
+	struct jt_jit_source *src;
+	uint64_t read_time;
+	uint64_t seq;
+	size_t *cap;
+	int err;
+};
+
+/*
+ * The item refers to its jt_jit_item by index until loading ends: the
+ * array still grows.
+ */
+static void on_jit(void *ctx, const struct jt_jit_event *ev)
+{
+	struct jit_feed *f = ctx;
+	struct jt_stream *s = f->s;
+	struct jt_jit_item *j;
+	struct jt_item it = { .kind = JT_IT_JIT, .seq = f->seq };
+
+	if (f->err)
+		return;
+	if (s->njit == s->jit_cap) {
+		size_t cap = s->jit_cap ? s->jit_cap * 2 : 1024;
+
+		j = realloc(s->jit, cap * sizeof(*j));
+		if (!j) {
+			f->err = -ENOMEM;
+			return;
+		}
+		s->jit = j;
+		s->jit_cap = cap;
+	}
+	j = &s->jit[s->njit];
+	*j = (struct jt_jit_item){
+		/* Times the file gives are the writer's; else when we read. */
+		.time = ev->time ? ev->time : f->read_time,
+		/* The file's owner, not what a record claims. */
+		.pid = f->src->pid,
+		.op = ev->op,
+		.source = f->src->kind == JT_JIT_JITDUMP ? JT_SRC_JITDUMP :
+							   JT_SRC_PERFMAP,
+		.addr = ev->addr,
+		.old_addr = ev->old_addr,
+		.size = ev->size,
+		.code_index = ev->code_index,
+		.name = ev->name_len ?
+				jt_intern(&s->strs, ev->name, ev->name_len) :
+				NULL,
+	};
+	it.time = j->time;
+	it.data = (const void *)(uintptr_t)s->njit++;
+	f->err = push(s, f->cap, &it);
+}
+
+static struct jt_jit_source *find_source(struct jt_stream *s, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsources; i++)
+		if (s->sources[i].id == id && !s->sources[i].status)
+			return &s->sources[i];
+	return NULL;
+}
+
+static int add_jit(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
+		   uint64_t seq)
+{
+	const struct jt_jit_rec *jr = r->data;
+	struct jit_feed f = { s, NULL, 0, seq, cap, 0 };
+	const void *bytes = jr + 1;
+	size_t n;
+
+	if (r->len < sizeof(*jr) || !(f.src = find_source(s, jr->file_id))) {
+		s->unknown_recs++;
+		return 0;
+	}
+	n = r->len - sizeof(*jr);
+	f.read_time = jr->time;
+	if (jr->offset != f.src->next_offset) {
+		/*
+		 * A piece is missing: a perf-map starts over at the next
+		 * line; a jitdump cannot find its next record again.
+		 */
+		f.src->gaps++;
+		jt_perfmap_free(&f.src->map);
+		jt_perfmap_init(&f.src->map);
+		if (!f.src->dump.failed)
+			snprintf(f.src->dump.err, sizeof(f.src->dump.err),
+				 "a piece of the file is missing from the "
+				 "recording");
+		f.src->dump.failed = true;
+	}
+	f.src->next_offset = jr->offset + n;
+	if (f.src->kind == JT_JIT_JITDUMP)
+		jt_jitdump_feed(&f.src->dump, bytes, n, on_jit, &f);
+	else
+		jt_perfmap_feed(&f.src->map, bytes, n, jr->time, f.src->pid,
+				on_jit, &f);
+	return f.err;
+}
+
 static int cmp_item(const void *a, const void *b)
 {
 	const struct jt_item *x = a, *y = b;
@@ -125,6 +266,16 @@ static int read_all(struct jt_stream *s)
 			break;
 		case JT_REC_PERF:
 			err = add_perf(s, &cap, &r, seq);
+			break;
+		case JT_REC_JITFILE:
+			err = add_source(s, &r);
+			break;
+		case JT_REC_JIT:
+			err = add_jit(s, &cap, &r, seq);
+			break;
+		case JT_REC_KALLSYMS:
+			s->kallsyms = r.data;
+			s->kallsyms_len = r.len;
 			break;
 		case JT_REC_LOST:
 			if (r.len >= sizeof(s->lost))
@@ -155,6 +306,9 @@ static int load(struct jt_stream *s, int err, const char *path, char *msg,
 					  strerror(-err));
 		return err;
 	}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->items[i].kind == JT_IT_JIT)
+			s->items[i].data = &s->jit[(uintptr_t)s->items[i].data];
 	if (s->n)
 		qsort(s->items, s->n, sizeof(*s->items), cmp_item);
 	return 0;
@@ -214,6 +368,13 @@ void jt_stream_free(struct jt_stream *s)
 	}
 	free(s->meta);
 	free(s->items);
+	for (i = 0; i < s->nsources; i++) {
+		jt_jitdump_free(&s->sources[i].dump);
+		jt_perfmap_free(&s->sources[i].map);
+	}
+	free(s->sources);
+	free(s->jit);
+	jt_strtab_free(&s->strs);
 	jt_reader_close(&s->rd);
 	memset(s, 0, sizeof(*s));
 }

@@ -9,10 +9,48 @@
 
 #include <stdint.h>
 #include "lib/jt_file.h"
+#include "lib/strtab.h"
+#include "model/jitdump.h"
 
 enum jt_item_kind {
 	JT_IT_BPF,
 	JT_IT_PERF,
+	JT_IT_JIT, /* data: struct jt_jit_item */
+};
+
+enum jt_sym_source {
+	JT_SRC_UNKNOWN,
+	JT_SRC_JITDUMP,
+	JT_SRC_PERFMAP,
+	JT_SRC_ELF,
+	JT_SRC_KALLSYMS,
+	JT_SRC_ANON,
+};
+
+/* One jitdump record or perf-map line, for the process that wrote it. */
+struct jt_jit_item {
+	uint64_t time;
+	uint32_t pid;
+	uint16_t op;	 /* enum jt_jit_op */
+	uint16_t source; /* JT_SRC_JITDUMP or JT_SRC_PERFMAP */
+	uint64_t addr;
+	uint64_t old_addr;
+	uint64_t size;
+	uint64_t code_index;
+	const char *name; /* interned */
+};
+
+/* A JIT file the recorder found, read or refused. */
+struct jt_jit_source {
+	uint32_t id;
+	uint32_t pid;
+	uint16_t kind; /* enum jt_jit_kind */
+	int32_t status;
+	const char *path;
+	uint64_t next_offset;
+	uint64_t gaps; /* pieces missing: the parser was restarted */
+	struct jt_jitdump dump;
+	struct jt_perfmap map;
 };
 
 struct jt_item {
@@ -42,7 +80,17 @@ struct jt_stream {
 	uint64_t untimed;   /* perf records with no time: left out */
 	uint64_t perf_lost; /* PERF_RECORD_LOST counts in the stream */
 	uint64_t unknown_recs;
+	struct jt_jit_item *jit; /* what JT_IT_JIT items point at */
+	size_t njit;
+	size_t jit_cap;
+	struct jt_jit_source *sources;
+	size_t nsources;
+	struct jt_strtab strs;
+	const void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
+	size_t kallsyms_len;
 };
+
+const char *jt_source_name(uint16_t source);
 
 /* 0, or -errno with msg set to a sentence for the user. */
 int jt_stream_load(struct jt_stream *s, const char *path, char *msg,

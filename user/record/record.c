@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,6 +18,8 @@
 #include <bpf/libbpf.h>
 #include "jittrace.h"
 #include "lib/jt_file.h"
+#include "record/jitfiles.h"
+#include "record/kallsyms_capture.h"
 #include "record/perf_rings.h"
 #include "record/probes.h"
 #include "record/snapshot.h"
@@ -41,7 +44,9 @@ struct recorder {
 	struct jt_probes probes;
 	struct jt_perf perf;
 	struct jt_target target;
+	struct jt_jitfiles jit;
 	uint64_t bpf_records;
+	size_t jit_files;
 	uint64_t lost_written;
 	uint64_t write_errors;
 };
@@ -186,6 +191,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 	if (jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0))
 		r->write_errors++;
 	r->bpf_records++;
+	jt_jitfiles_event(&r->jit, data, size);
 	return 0;
 }
 
@@ -310,11 +316,15 @@ static int setup(struct recorder *r, int argc, char **argv)
 			err = jt_probes_trace(&r->probes, r->target.pid);
 	} else if (r->o.pid) {
 		err = jt_probes_trace(&r->probes, r->o.pid);
+		jt_jitfiles_track(&r->jit, r->o.pid);
 	}
 	if (!err)
 		err = open_perf(r);
 	if (!err)
 		err = write_meta(r, argc, argv);
+	if (!err && jt_kallsyms_capture(&r->w))
+		fprintf(stderr, "jittrace: /proc/kallsyms unreadable: kernel "
+				"samples will show as [kernel.kallsyms]\n");
 	if (!err)
 		err = jt_probes_attach(&r->probes);
 	if (err)
@@ -345,39 +355,71 @@ static int start(struct recorder *r)
 	return -e;
 }
 
-/* Loop until the command exits, a signal, or --duration; 0 or status. */
+static int make_epoll(struct recorder *r)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->probes.rb),
+		      &ev) ||
+	    (r->jit.inotify_fd >= 0 &&
+	     epoll_ctl(fd, EPOLL_CTL_ADD, r->jit.inotify_fd, &ev))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* One pass over every source; the file stays readable if we die after. */
+static int drain(struct recorder *r)
+{
+	int err = ring_buffer__consume(r->probes.rb);
+
+	if (err < 0 && err != -EINTR)
+		return err;
+	jt_jitfiles_poll(&r->jit);
+	err = jt_perf_drain(&r->perf, &r->w);
+	write_lost(r, false);
+	return err ? err : jt_writer_flush(&r->w);
+}
+
+static bool target_done(struct recorder *r, int *status)
+{
+	if (r->target.pid &&
+	    waitpid(r->target.pid, status, WNOHANG) == r->target.pid) {
+		r->target.pid = 0;
+		return true;
+	}
+	return r->o.pid && kill(r->o.pid, 0) && errno == ESRCH;
+}
+
+/*
+ * Loop until the command exits, a signal, or --duration. BPF wakes us
+ * only when its ring fills and inotify when a perf-map grows; otherwise
+ * the timeout is the tick that moves everything to the file.
+ */
 static int run(struct recorder *r, int *status)
 {
 	uint64_t deadline =
 		r->o.duration ? jt_now_ns() + r->o.duration * 1e9 : 0;
-	int err = 0;
+	struct epoll_event evs[4];
+	int ep = make_epoll(r), err = 0;
 
+	if (ep < 0)
+		return ep;
 	while (!stop_signal && !err) {
-		/*
-		 * The BPF side wakes us only when its ring fills up, and poll
-		 * consumes only rings that woke it: consume on every tick so
-		 * events reach the file within one tick.
-		 */
-		err = ring_buffer__poll(r->probes.rb, 100);
-		if (err >= 0 || err == -EINTR)
-			err = ring_buffer__consume(r->probes.rb);
-		if (err > 0 || err == -EINTR)
-			err = 0;
+		if (epoll_wait(ep, evs, 4, 100) < 0 && errno != EINTR)
+			err = -errno;
 		if (!err)
-			err = jt_perf_drain(&r->perf, &r->w);
-		write_lost(r, false);
-		if (!err)
-			err = jt_writer_flush(&r->w);
+			err = drain(r);
 		if (deadline && jt_now_ns() >= deadline)
 			break;
-		if (r->target.pid &&
-		    waitpid(r->target.pid, status, WNOHANG) == r->target.pid) {
-			r->target.pid = 0;
-			break;
-		}
-		if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
+		if (target_done(r, status))
 			break;
 	}
+	close(ep);
 	return err;
 }
 
@@ -388,6 +430,8 @@ static void finish(struct recorder *r, int exit_status)
 
 	ring_buffer__consume(r->probes.rb);
 	jt_perf_drain(&r->perf, &r->w);
+	r->jit_files = r->jit.n;
+	jt_jitfiles_close(&r->jit);
 	write_lost(r, true);
 	f.time = jt_now_ns();
 	f.bpf_records = r->bpf_records;
@@ -409,9 +453,10 @@ static void finish(struct recorder *r, int exit_status)
 		fprintf(stderr, "jittrace: 0 events lost\n");
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
-		"%.1f MB)\n",
+		"%zu JIT files, %.1f MB)\n",
 		r->o.output, (unsigned long long)r->bpf_records,
-		(unsigned long long)r->perf.records, r->w.bytes / 1e6);
+		(unsigned long long)r->perf.records, r->jit_files,
+		r->w.bytes / 1e6);
 }
 
 static int exit_code(int status)
@@ -468,6 +513,8 @@ int cmd_record(int argc, char **argv)
 	jt_libbpf_quiet(r.o.verbose);
 	install_signals();
 	err = jt_writer_open(&r.w, r.o.output);
+	if (!err)
+		err = jt_jitfiles_init(&r.jit, &r.w, r.o.all);
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r.o.output,
 			strerror(-err));

@@ -8,18 +8,24 @@
 #include "lib/fmt.h"
 #include "lib/perf_rec.h"
 #include "model/replay.h"
+#include "model/symbolize.h"
 #include "views/view.h"
 
 static const char usage[] =
-	"usage: jittrace script [-i FILE] [--json]\n"
+	"usage: jittrace script [-i FILE] [--json | --folded]\n"
 	"  -i, --input FILE  recording (default jittrace.data)\n"
-	"      --json        one JSON object per line\n";
+	"      --json        one JSON object per line\n"
+	"      --folded      collapsed stacks (flamegraph.pl, inferno,\n"
+	"                    speedscope); call chains need record -g\n";
 
 struct script_ctx {
 	const struct jt_stream *s;
+	const struct jt_syms *syms;
 	int json;
+	int folded;
+	char **stacks;
+	size_t nstacks;
 	uint64_t samples;
-	uint64_t unresolved;
 };
 
 static void hex(const char *key, uint64_t v)
@@ -161,61 +167,77 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 	printf(c->json ? "}\n" : "\n");
 }
 
-static void sample(struct script_ctx *c, struct jt_model *m,
-		   const struct jt_item *it)
+static void fold(struct script_ctx *c, struct jt_model *m,
+		 const struct jt_symres *y, uint32_t pid);
+
+static void sample_text(struct script_ctx *c, struct jt_model *m,
+			const struct jt_sample *s, const struct jt_symres *y)
 {
-	uint64_t st = c->s->sample_type;
-	const struct jt_region *r;
-	struct jt_resolved res;
-	struct jt_sample s;
+	char name[256];
+
+	text_head(m, "sample", s->time, s->pid, s->tid, s->cpu);
+	printf(" %16" PRIx64 " %s", s->ip,
+	       jt_symres_name(y, name, sizeof(name)));
+	if (y->path)
+		printf(" (%s+0x%" PRIx64 ")", y->path, y->offset);
+	printf(" %s%s", jt_source_name(y->source), y->retro ? " retro" : "");
+	if (c->s->sample_type & PERF_SAMPLE_ADDR)
+		printf(" addr=%" PRIx64, s->addr);
+	printf("\n");
+}
+
+static void sample_json(struct script_ctx *c, const struct jt_sample *s,
+			const struct jt_symres *y)
+{
 	uint64_t i;
 
-	if (jt_perf_sample(it->data, it->len, st, &s))
-		return;
-	jt_resolve(m, s.pid, s.ip, s.misc, &res);
-	r = res.region;
-	c->samples++;
-	c->unresolved += !r && !res.kernel;
-	if (!c->json) {
-		text_head(m, "sample", s.time, s.pid, s.tid, s.cpu);
-		printf(" %16" PRIx64 " %s", s.ip,
-		       res.kernel ? "[kernel]" :
-		       r	  ? jt_region_name(r) :
-				    "[unknown]");
-		if (r && r->kind == JT_RK_FILE)
-			printf("+0x%" PRIx64, res.offset);
-		else if (r)
-			printf(" %" PRIx64 "-%" PRIx64, r->start, r->end);
-		if (st & PERF_SAMPLE_ADDR)
-			printf(" addr=%" PRIx64, s.addr);
-		printf("\n");
-		return;
-	}
-	json_head("sample", s.time, s.pid, s.tid, s.cpu);
-	hex("ip", s.ip);
+	json_head("sample", s->time, s->pid, s->tid, s->cpu);
+	hex("ip", s->ip);
 	printf(",\"kernel\":%s,\"period\":%" PRIu64,
-	       res.kernel ? "true" : "false", s.period);
-	if (r) {
-		hex("region_start", r->start);
-		hex("region_end", r->end);
+	       y->kernel ? "true" : "false", s->period);
+	if (y->region_start) {
+		hex("region_start", y->region_start);
+		hex("region_end", y->region_end);
 	} else {
 		printf(",\"region_start\":null,\"region_end\":null");
 	}
 	printf(",\"path\":");
-	jt_json_str(stdout, r && r->kind == JT_RK_FILE ? r->path : NULL);
-	printf(",\"region\":");
-	jt_json_str(stdout, r ? jt_region_name(r) : NULL);
-	if (r && r->kind == JT_RK_FILE)
-		hex("offset", res.offset);
-	if (st & PERF_SAMPLE_ADDR)
-		hex("data_addr", s.addr);
-	if (st & PERF_SAMPLE_CALLCHAIN) {
+	jt_json_str(stdout, y->path);
+	if (y->path)
+		hex("offset", y->offset);
+	printf(",\"sym\":");
+	jt_json_str(stdout, y->sym);
+	printf(",\"dso\":");
+	jt_json_str(stdout, y->dso);
+	printf(",\"source\":\"%s\",\"retro\":%s", jt_source_name(y->source),
+	       y->retro ? "true" : "false");
+	if (c->s->sample_type & PERF_SAMPLE_ADDR)
+		hex("data_addr", s->addr);
+	if (c->s->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		printf(",\"callchain\":[");
-		for (i = 0; i < s.nr_chain; i++)
-			printf("%s\"0x%" PRIx64 "\"", i ? "," : "", s.chain[i]);
+		for (i = 0; i < s->nr_chain; i++)
+			printf("%s\"0x%" PRIx64 "\"", i ? "," : "",
+			       s->chain[i]);
 		printf("]");
 	}
 	printf("}\n");
+}
+
+static void sample(struct script_ctx *c, struct jt_model *m,
+		   const struct jt_item *it)
+{
+	const struct jt_symres *y = &c->syms->res[it - c->s->items];
+	struct jt_sample s;
+
+	if (jt_perf_sample(it->data, it->len, c->s->sample_type, &s))
+		return;
+	c->samples++;
+	if (c->folded)
+		fold(c, m, y, s.pid);
+	else if (c->json)
+		sample_json(c, &s, y);
+	else
+		sample_text(c, m, &s, y);
 }
 
 static void perf_mmap2(struct script_ctx *c, struct jt_model *m,
@@ -280,12 +302,45 @@ static void perf_other(struct script_ctx *c, struct jt_model *m,
 	}
 }
 
+static void jit_item(struct script_ctx *c, struct jt_model *m,
+		     const struct jt_item *it)
+{
+	const struct jt_jit_item *j = it->data;
+	static const char *const ops[] = { "jit_load", "jit_move",
+					   "jit_close" };
+	const char *op = j->op < 3 ? ops[j->op] : "jit_unknown";
+
+	if (c->folded)
+		return;
+	if (c->json) {
+		json_head(op, j->time, j->pid, j->pid, 0);
+		hex("addr", j->addr);
+		hex("size", j->size);
+		if (j->op == JT_JIT_MOVE)
+			hex("old_addr", j->old_addr);
+		printf(",\"source\":\"%s\",\"code_index\":%" PRIu64
+		       ",\"name\":",
+		       jt_source_name(j->source), j->code_index);
+		jt_json_str(stdout, j->name);
+		printf("}\n");
+		return;
+	}
+	text_head(m, op, j->time, j->pid, j->pid, 0);
+	printf(" %" PRIx64 "+0x%" PRIx64 " %s (%s)\n", j->addr, j->size,
+	       j->name ? j->name : "", jt_source_name(j->source));
+}
+
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 {
 	struct script_ctx *c = ctx;
 	const struct perf_event_header *h = it->data;
 
-	if (it->kind == JT_IT_BPF)
+	if (it->kind == JT_IT_JIT)
+		jit_item(c, m, it);
+	else if (c->folded &&
+		 (it->kind != JT_IT_PERF || h->type != PERF_RECORD_SAMPLE))
+		return;
+	else if (it->kind == JT_IT_BPF)
 		bpf_event(c, m, it);
 	else if (h->type == PERF_RECORD_SAMPLE)
 		sample(c, m, it);
@@ -295,15 +350,67 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 		perf_other(c, m, it);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "comm;outer;...;leaf": perf gives the chain leaf first. */
+static void fold(struct script_ctx *c, struct jt_model *m,
+		 const struct jt_symres *y, uint32_t pid)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+	char *line = NULL, name[256], **n;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&line, &len);
+
+	if (!f)
+		return;
+	fprintf(f, "%s", p && p->comm[0] ? p->comm : "?");
+	for (i = y->nframes; i-- > 0;)
+		fprintf(f, ";%s", c->syms->frames[y->frame_off + i]);
+	if (!y->nframes)
+		fprintf(f, ";%s", jt_symres_name(y, name, sizeof(name)));
+	fclose(f);
+	n = realloc(c->stacks, (c->nstacks + 1) * sizeof(*n));
+	if (!n) {
+		free(line);
+		return;
+	}
+	c->stacks = n;
+	c->stacks[c->nstacks++] = line;
+}
+
+static void print_folded(struct script_ctx *c)
+{
+	size_t i, run = 1;
+
+	qsort(c->stacks, c->nstacks, sizeof(*c->stacks), cmp_str);
+	for (i = 0; i < c->nstacks; i++) {
+		if (i + 1 < c->nstacks &&
+		    !strcmp(c->stacks[i], c->stacks[i + 1])) {
+			run++;
+			continue;
+		}
+		printf("%s %zu\n", c->stacks[i], run);
+		run = 1;
+	}
+	for (i = 0; i < c->nstacks; i++)
+		free(c->stacks[i]);
+	free(c->stacks);
+}
+
 int cmd_script(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *input = "jittrace.data";
+	struct jt_syms syms;
 	struct script_ctx c = {};
 	struct jt_stream s;
 	struct jt_model m;
@@ -317,6 +424,9 @@ int cmd_script(int argc, char **argv)
 		case 'j':
 			c.json = 1;
 			break;
+		case 'f':
+			c.folded = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -326,18 +436,30 @@ int cmd_script(int argc, char **argv)
 	}
 	if (optind < argc)
 		return jt_usage_error(usage, "unexpected argument");
+	if (c.json && c.folded)
+		return jt_usage_error(usage, "--json or --folded, not both");
 	if (jt_view_open(&s, input))
 		return 1;
 	c.s = &s;
+	if (jt_symbolize(&s, &syms)) {
+		fprintf(stderr, "jittrace: out of memory naming samples\n");
+		jt_stream_free(&s);
+		return 1;
+	}
+	c.syms = &syms;
 	jt_model_init(&m);
 	jt_replay(&s, &m, 0, on_item, &c);
-	if (!c.json) {
-		printf("# %llu samples, %llu [unknown]\n",
-		       (unsigned long long)c.samples,
-		       (unsigned long long)c.unresolved);
+	if (c.folded)
+		print_folded(&c);
+	else if (!c.json) {
+		printf("# %llu samples, %llu [unknown], %llu retro\n",
+		       (unsigned long long)syms.st.samples,
+		       (unsigned long long)syms.st.unknown,
+		       (unsigned long long)syms.st.retro);
 		jt_print_loss_footer(stdout, &s, &m);
 	}
 	jt_model_free(&m);
+	jt_syms_free(&syms);
 	jt_stream_free(&s);
 	return 0;
 }

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* jitdump and perf-map readers, and the JIT symbol table. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "model/jitdump.h"
+#include "model/jitsyms.h"
+
+struct got {
+	struct jt_jit_event ev[16];
+	char names[16][64];
+	int n;
+};
+
+static void collect(void *ctx, const struct jt_jit_event *ev)
+{
+	struct got *g = ctx;
+
+	if (g->n == 16)
+		return;
+	g->ev[g->n] = *ev;
+	snprintf(g->names[g->n], 64, "%.*s", (int)ev->name_len, ev->name);
+	g->n++;
+}
+
+static size_t put32(unsigned char *p, uint32_t v, int swap)
+{
+	if (swap)
+		v = __builtin_bswap32(v);
+	memcpy(p, &v, 4);
+	return 4;
+}
+
+static size_t put64(unsigned char *p, uint64_t v, int swap)
+{
+	if (swap)
+		v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+	return 8;
+}
+
+/* A jitdump: header, LOAD f1, DEBUG_INFO, MOVE f1, LOAD f2, CLOSE. */
+static size_t build(unsigned char *b, int swap, uint64_t flags)
+{
+	size_t n = 0, rec;
+
+	n += put32(b + n, 0x4A695444, swap);
+	n += put32(b + n, 1, swap);
+	n += put32(b + n, 40, swap);
+	n += put32(b + n, 62, swap);
+	n += put32(b + n, 0, swap);
+	n += put32(b + n, 4242, swap);
+	n += put64(b + n, 1000, swap);
+	n += put64(b + n, flags, swap);
+	for (int f = 1; f <= 2; f++) {
+		rec = n;
+		n += put32(b + n, 0, swap);
+		n += put32(b + n, 16 + 40 + 3 + 16, swap);
+		n += put64(b + n, 2000 + f, swap);
+		n += put32(b + n, 4242, swap);
+		n += put32(b + n, 4243, swap);
+		n += put64(b + n, 0x1000 * f, swap);
+		n += put64(b + n, 0x1000 * f, swap);
+		n += put64(b + n, 16, swap);
+		n += put64(b + n, f, swap);
+		memcpy(b + n, f == 1 ? "f1" : "f2", 3);
+		n += 3;
+		memset(b + n, 0xc3, 16);
+		n += 16;
+		if (f == 1) {
+			/* DEBUG_INFO with no entries, then MOVE f1. */
+			n += put32(b + n, 2, swap);
+			n += put32(b + n, 32, swap);
+			n += put64(b + n, 2005, swap);
+			n += put64(b + n, 0x1000, swap);
+			n += put64(b + n, 0, swap);
+			n += put32(b + n, 1, swap);
+			n += put32(b + n, 16 + 48, swap);
+			n += put64(b + n, 2006, swap);
+			n += put32(b + n, 4242, swap);
+			n += put32(b + n, 4243, swap);
+			n += put64(b + n, 0x1000, swap);
+			n += put64(b + n, 0x1000, swap);
+			n += put64(b + n, 0x5000, swap);
+			n += put64(b + n, 16, swap);
+			n += put64(b + n, 1, swap);
+		}
+		(void)rec;
+	}
+	n += put32(b + n, 3, swap);
+	n += put32(b + n, 16, swap);
+	n += put64(b + n, 3000, swap);
+	return n;
+}
+
+static void check_events(const struct got *g, int arch_time)
+{
+	assert_int_equal(g->n, 4);
+	assert_int_equal(g->ev[0].op, JT_JIT_LOAD);
+	assert_string_equal(g->names[0], "f1");
+	assert_int_equal(g->ev[0].addr, 0x1000);
+	assert_int_equal(g->ev[0].size, 16);
+	assert_int_equal(g->ev[0].tid, 4243);
+	assert_int_equal(g->ev[0].time, arch_time ? 0 : 2001);
+	assert_int_equal(g->ev[1].op, JT_JIT_MOVE);
+	assert_int_equal(g->ev[1].old_addr, 0x1000);
+	assert_int_equal(g->ev[1].addr, 0x5000);
+	assert_string_equal(g->names[2], "f2");
+	assert_int_equal(g->ev[3].op, JT_JIT_CLOSE);
+}
+
+static void test_jitdump_both_byte_orders(void **state)
+{
+	unsigned char buf[1024];
+
+	for (int swap = 0; swap <= 1; swap++) {
+		struct jt_jitdump d;
+		struct got g = {};
+		size_t n = build(buf, swap, 0);
+
+		jt_jitdump_init(&d);
+		assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), 0);
+		check_events(&g, 0);
+		assert_int_equal(d.pid, 4242);
+		assert_int_equal(d.stats.records, 5);
+		assert_int_equal(jt_jitdump_pending(&d), 0);
+		jt_jitdump_free(&d);
+	}
+}
+
+static void test_jitdump_arch_timestamps_have_no_time(void **state)
+{
+	unsigned char buf[1024];
+	struct jt_jitdump d;
+	struct got g = {};
+	size_t n = build(buf, 0, 1);
+
+	jt_jitdump_init(&d);
+	jt_jitdump_feed(&d, buf, n, collect, &g);
+	assert_true(d.arch_time);
+	check_events(&g, 1);
+	jt_jitdump_free(&d);
+}
+
+/* A file still being written: every split point gives the same events. */
+static void test_jitdump_every_split_point(void **state)
+{
+	unsigned char buf[1024];
+	size_t n = build(buf, 0, 0), cut;
+
+	for (cut = 0; cut <= n; cut++) {
+		struct jt_jitdump d;
+		struct got g = {};
+
+		jt_jitdump_init(&d);
+		assert_int_equal(jt_jitdump_feed(&d, buf, cut, collect, &g), 0);
+		assert_int_equal(jt_jitdump_feed(&d, buf + cut, n - cut, collect,
+						 &g),
+				 0);
+		check_events(&g, 0);
+		jt_jitdump_free(&d);
+	}
+}
+
+/* Truncated at every byte: what was whole is delivered, the rest held. */
+static void test_jitdump_every_truncation(void **state)
+{
+	unsigned char buf[1024];
+	size_t n = build(buf, 0, 0), cut;
+	int last = -1;
+
+	for (cut = 0; cut < n; cut++) {
+		struct jt_jitdump d;
+		struct got g = {};
+
+		jt_jitdump_init(&d);
+		assert_int_equal(jt_jitdump_feed(&d, buf, cut, collect, &g), 0);
+		assert_true(g.n < 4);
+		assert_true(g.n >= last);
+		last = g.n;
+		jt_jitdump_free(&d);
+	}
+}
+
+static void test_jitdump_hostile(void **state)
+{
+	unsigned char buf[1024];
+	size_t n = build(buf, 0, 0);
+	struct jt_jitdump d;
+	struct got g;
+	size_t load1 = 40, size_off = load1 + 4, code_size = load1 + 40;
+
+	/* Bad magic. */
+	memcpy(buf, "ELF!", 4);
+	jt_jitdump_init(&d);
+	g.n = 0;
+	assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), -1);
+	assert_non_null(strstr(d.err, "magic"));
+	jt_jitdump_free(&d);
+	/* A code size that runs past the record: skipped, counted. */
+	n = build(buf, 0, 0);
+	put64(buf + code_size, 1ULL << 62, 0);
+	jt_jitdump_init(&d);
+	g.n = 0;
+	assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), 0);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(d.stats.skipped, 1);
+	jt_jitdump_free(&d);
+	/* A name without its NUL. */
+	n = build(buf, 0, 0);
+	memset(buf + load1 + 56, 'x', 3 + 16);
+	jt_jitdump_init(&d);
+	g.n = 0;
+	jt_jitdump_feed(&d, buf, n, collect, &g);
+	assert_int_equal(d.stats.skipped, 1);
+	assert_string_not_equal(g.names[0], "f1");
+	jt_jitdump_free(&d);
+	/* A record size smaller than a header, or absurdly large: stop. */
+	for (uint32_t bad = 0; bad < 2; bad++) {
+		n = build(buf, 0, 0);
+		put32(buf + size_off, bad ? 0xfffffff0 : 8, 0);
+		jt_jitdump_init(&d);
+		g.n = 0;
+		assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), -1);
+		assert_int_equal(g.n, 0);
+		assert_non_null(strstr(d.err, "size"));
+		jt_jitdump_free(&d);
+	}
+}
+
+static void test_perfmap_lines(void **state)
+{
+	const char text[] = "7f0000001000 20 LazyCompile:~foo app.js:1\n"
+			    "0x7f0000002000 0x10 bar\r\n"
+			    "zz 10 bad\n"
+			    "7f0000003000 0 zero-size\n"
+			    "7f0000004000 8\n"
+			    "7f0000005000 8 partial";
+	size_t n = strlen(text), cut;
+
+	for (cut = 0; cut <= n; cut++) {
+		struct jt_perfmap m;
+		struct got g = {};
+
+		jt_perfmap_init(&m);
+		jt_perfmap_feed(&m, text, cut, 7, 99, collect, &g);
+		jt_perfmap_feed(&m, text + cut, n - cut, 8, 99, collect, &g);
+		assert_int_equal(g.n, 2);
+		assert_string_equal(g.names[0], "LazyCompile:~foo app.js:1");
+		assert_int_equal(g.ev[0].addr, 0x7f0000001000);
+		assert_int_equal(g.ev[0].size, 0x20);
+		assert_string_equal(g.names[1], "bar");
+		assert_int_equal(g.ev[1].size, 0x10);
+		assert_int_equal(m.stats.skipped, 3);
+		/* The unfinished last line waits for its newline. */
+		assert_int_equal(m.len, strlen("7f0000005000 8 partial"));
+		jt_perfmap_free(&m);
+	}
+}
+
+static void test_perfmap_hostile(void **state)
+{
+	char *big = malloc(200000);
+	struct jt_perfmap m;
+	struct got g = {};
+
+	memset(big, 'a', 200000);
+	memcpy(big, "1000 10 ", 8);
+	big[199999] = '\n';
+	jt_perfmap_init(&m);
+	jt_perfmap_feed(&m, big, 200000, 1, 1, collect, &g);
+	jt_perfmap_feed(&m, "ffffffffffffffff 10 wraps\n", 26, 1, 1, collect,
+			&g);
+	jt_perfmap_feed(&m, "11111111111111111 10 too-long-hex\n", 34, 1, 1,
+			collect, &g);
+	jt_perfmap_feed(&m, "2000 10 ok\n", 11, 1, 1, collect, &g);
+	assert_int_equal(g.n, 1);
+	assert_string_equal(g.names[0], "ok");
+	assert_int_equal(m.stats.skipped, 3);
+	jt_perfmap_free(&m);
+	free(big);
+}
+
+static struct jt_jitsym sym(uint64_t start, uint64_t size, const char *name)
+{
+	return (struct jt_jitsym){ start, start + size, name, 0, 0 };
+}
+
+static void test_table_load_reuse_move_unmap(void **state)
+{
+	struct jt_jittab t = {};
+	struct jt_jitsym a = sym(0x1000, 0x100, "a"), b = sym(0x1100, 0x100, "b");
+	struct jt_jitsym c = sym(0x1080, 0x100, "c"), d = sym(0x500, 0x10, "d");
+
+	jt_jittab_load(&t, &a);
+	jt_jittab_load(&t, &b);
+	jt_jittab_load(&t, &d); /* below: the slow path */
+	assert_string_equal(jt_jittab_find(&t, 0x10ff)->name, "a");
+	assert_string_equal(jt_jittab_find(&t, 0x505)->name, "d");
+	assert_null(jt_jittab_find(&t, 0x1200));
+	/* Reuse: c overlaps both a and b and ends them. */
+	jt_jittab_load(&t, &c);
+	assert_int_equal(t.n, 2);
+	assert_null(jt_jittab_find(&t, 0x1000));
+	assert_string_equal(jt_jittab_find(&t, 0x1080)->name, "c");
+	assert_null(jt_jittab_find(&t, 0x1190));
+	/* Move c. */
+	assert_int_equal(jt_jittab_move(&t, 0x1080, 0x9000, 0x100, 5), 0);
+	assert_null(jt_jittab_find(&t, 0x1080));
+	assert_string_equal(jt_jittab_find(&t, 0x90ff)->name, "c");
+	assert_int_equal(jt_jittab_find(&t, 0x9000)->loaded_ns, 5);
+	assert_int_equal(jt_jittab_move(&t, 0x1234, 0x2000, 1, 6), -ENOENT);
+	/* Unmap ends everything in the range. */
+	jt_jittab_cut(&t, 0x400, 0x9001);
+	assert_int_equal(t.n, 0);
+	jt_jittab_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jitdump_both_byte_orders),
+		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
+		cmocka_unit_test(test_jitdump_every_split_point),
+		cmocka_unit_test(test_jitdump_every_truncation),
+		cmocka_unit_test(test_jitdump_hostile),
+		cmocka_unit_test(test_perfmap_lines),
+		cmocka_unit_test(test_perfmap_hostile),
+		cmocka_unit_test(test_table_load_reuse_move_unmap),
+	};
+
+	return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
+}

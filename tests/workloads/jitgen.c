@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A JIT that writes what real ones write: a jitdump (-j DIR, mapped as
+ * perf's marker) and/or /tmp/perf-PID.map (-m), in the ways that break
+ * time-blind tools:
+ *   adjacent  N functions on adjacent pages (the kernel merges them)
+ *   reuse     N functions one after another at the same address
+ *   memfd     N functions written through an RW view of a memfd and run
+ *             from an RX view (W^X double mapping), re-mprotected
+ *   late      each function runs before its load record is written
+ *   move      each function runs, is moved to another page, runs again
+ * usage: jitgen MODE N SECONDS [-j DIR] [-m]
+ * Ground truth on stdout: "load NAME ADDR SIZE NS" for every record
+ * written, "move NAME OLD NEW NS", and "run NAME ADDR FROM_NS TO_NS" for
+ * every stretch of time a function ran.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096
+#define CODE_SIZE 16
+
+static FILE *dump, *pmap;
+static uint64_t code_index;
+
+/* mov $N,%eax; dec %eax; jnz -4; ret: N picks how long a call runs. */
+static void emit_body(unsigned char *p, uint32_t n)
+{
+	static const unsigned char body[] = { 0xb8, 0, 0, 0, 0, 0xff, 0xc8,
+					      0x75, 0xfc, 0xc3 };
+
+	memcpy(p, body, sizeof(body));
+	memcpy(p + 1, &n, 4);
+	memset(p + sizeof(body), 0xcc, CODE_SIZE - sizeof(body));
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void put(const void *p, size_t n)
+{
+	fwrite(p, 1, n, dump);
+}
+
+static void jitdump_open(const char *dir)
+{
+	char path[512];
+	struct {
+		uint32_t magic, version, total_size, elf_mach, pad1, pid;
+		uint64_t timestamp, flags;
+	} h = { 0x4A695444, 1, 40, 62, 0, getpid(), now_ns(), 0 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, getpid());
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || !(dump = fdopen(fd, "w+"))) {
+		perror(path);
+		exit(1);
+	}
+	/* The marker perf (and jittrace) look for. */
+	if (mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+	    MAP_FAILED) {
+		perror("marker mmap");
+		exit(1);
+	}
+	put(&h, sizeof(h));
+	fflush(dump);
+}
+
+static void record_load(const char *name, void *code)
+{
+	uint64_t t = now_ns(), addr = (uintptr_t)code;
+
+	printf("load %s %lx %x %llu\n", name, (unsigned long)addr, CODE_SIZE,
+	       (unsigned long long)t);
+	if (dump) {
+		uint32_t id = 0, size = 16 + 40 + strlen(name) + 1 + CODE_SIZE;
+		uint32_t pid = getpid(), tid = gettid();
+		uint64_t cs = CODE_SIZE, idx = ++code_index;
+
+		put(&id, 4), put(&size, 4), put(&t, 8);
+		put(&pid, 4), put(&tid, 4), put(&addr, 8), put(&addr, 8);
+		put(&cs, 8), put(&idx, 8);
+		put(name, strlen(name) + 1);
+		put(code, CODE_SIZE);
+		fflush(dump);
+	}
+	if (pmap) {
+		fprintf(pmap, "%lx %x %s\n", (unsigned long)addr, CODE_SIZE,
+			name);
+		fflush(pmap);
+	}
+}
+
+static void record_move(const char *name, void *from, void *to)
+{
+	uint64_t t = now_ns(), old = (uintptr_t)from, new = (uintptr_t)to;
+	uint32_t id = 1, size = 16 + 48, pid = getpid(), tid = gettid();
+	uint64_t cs = CODE_SIZE, idx = code_index;
+
+	printf("move %s %lx %lx %llu\n", name, (unsigned long)old,
+	       (unsigned long)new, (unsigned long long)t);
+	put(&id, 4), put(&size, 4), put(&t, 8);
+	put(&pid, 4), put(&tid, 4), put(&new, 8), put(&old, 8), put(&new, 8);
+	put(&cs, 8), put(&idx, 8);
+	fflush(dump);
+}
+
+static void run(const char *name, void *code, double secs)
+{
+	uint64_t t0 = now_ns(), end = t0 + secs * 1e9;
+
+	while (now_ns() < end)
+		((void (*)(void))code)();
+	printf("run %s %lx %llu %llu\n", name, (unsigned long)(uintptr_t)code,
+	       (unsigned long long)t0, (unsigned long long)now_ns());
+}
+
+static char *new_page(char *hint)
+{
+	char *p = mmap(hint, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		exit(1);
+	return p;
+}
+
+static void make_exec(char *p)
+{
+	if (mprotect(p, PAGE, PROT_READ | PROT_EXEC))
+		exit(1);
+}
+
+static void adjacent(int n, double secs)
+{
+	char **fn = calloc(n, sizeof(*fn)), name[32], *hint = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		fn[i] = new_page(hint);
+		emit_body((unsigned char *)fn[i], 20000);
+		make_exec(fn[i]);
+		snprintf(name, sizeof(name), "adjacent_%d", i);
+		record_load(name, fn[i]);
+		hint = fn[i] - PAGE;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "adjacent_%d", i);
+		run(name, fn[i], secs / n);
+	}
+}
+
+static void reuse(int n, double secs)
+{
+	char *p = new_page(NULL), name[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (i && mprotect(p, PAGE, PROT_READ | PROT_WRITE))
+			exit(1);
+		emit_body((unsigned char *)p, 20000 + i);
+		make_exec(p);
+		snprintf(name, sizeof(name), "reused_%d", i);
+		record_load(name, p);
+		run(name, p, secs / n);
+	}
+}
+
+static void memfd(int n, double secs)
+{
+	int fd = memfd_create("jitgen-code", 0), i;
+	char *rw, *rx, name[32];
+
+	if (fd < 0 || ftruncate(fd, n * PAGE))
+		exit(1);
+	rw = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rx = mmap(NULL, n * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	if (rw == MAP_FAILED || rx == MAP_FAILED)
+		exit(1);
+	for (i = 0; i < n; i++) {
+		emit_body((unsigned char *)rw + i * PAGE, 20000);
+		/* Re-protect after the marker, as runtimes toggle W^X. */
+		mprotect(rx, n * PAGE, PROT_READ);
+		mprotect(rx, n * PAGE, PROT_READ | PROT_EXEC);
+		snprintf(name, sizeof(name), "memfd_%d", i);
+		record_load(name, rx + i * PAGE);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "memfd_%d", i);
+		run(name, rx + i * PAGE, secs / n);
+	}
+}
+
+static void late(int n, double secs)
+{
+	char name[32], *hint = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *p = new_page(hint);
+
+		emit_body((unsigned char *)p, 20000);
+		make_exec(p);
+		snprintf(name, sizeof(name), "late_%d", i);
+		run(name, p, secs / n / 2);
+		record_load(name, p);
+		run(name, p, secs / n / 2);
+		hint = p - PAGE;
+	}
+}
+
+static void move(int n, double secs)
+{
+	char name[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *a = new_page(NULL), *b = new_page(NULL);
+
+		emit_body((unsigned char *)a, 20000);
+		make_exec(a);
+		snprintf(name, sizeof(name), "moved_%d", i);
+		record_load(name, a);
+		run(name, a, secs / n / 2);
+		memcpy(b, a, CODE_SIZE);
+		make_exec(b);
+		record_move(name, a, b);
+		munmap(a, PAGE);
+		run(name, b, secs / n / 2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "adjacent";
+	int n = argc > 2 ? atoi(argv[2]) : 4, i;
+	double secs = argc > 3 ? atof(argv[3]) : 1;
+	char path[64];
+
+	for (i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+			jitdump_open(argv[++i]);
+		} else if (!strcmp(argv[i], "-m")) {
+			snprintf(path, sizeof(path), "/tmp/perf-%d.map",
+				 getpid());
+			pmap = fopen(path, "w");
+		}
+	}
+	printf("pid %d\n", getpid());
+	if (!strcmp(mode, "adjacent"))
+		adjacent(n, secs);
+	else if (!strcmp(mode, "reuse"))
+		reuse(n, secs);
+	else if (!strcmp(mode, "memfd"))
+		memfd(n, secs);
+	else if (!strcmp(mode, "late"))
+		late(n, secs);
+	else if (!strcmp(mode, "move"))
+		move(n, secs);
+	else
+		return 2;
+	return 0;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "model/elfsyms.h"
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct jt_elfsym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int add_sym(struct jt_elffile *f, size_t *cap, uint64_t start,
+		   uint64_t size, const char *name, struct jt_strtab *strs)
+{
+	if (f->nsyms == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct jt_elfsym *s = realloc(f->syms, ncap * sizeof(*s));
+
+		if (!s)
+			return -1;
+		f->syms = s;
+		*cap = ncap;
+	}
+	f->syms[f->nsyms].start = start;
+	f->syms[f->nsyms].end = start + size;
+	f->syms[f->nsyms].name = jt_intern(strs, name, strlen(name));
+	f->nsyms++;
+	return 0;
+}
+
+static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
+			GElf_Shdr *sh, struct jt_strtab *strs)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = 0;
+	GElf_Sym sym;
+
+	for (i = 0; data && i < n; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) || !sym.st_value ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (name && *name &&
+		    add_sym(f, &cap, sym.st_value, sym.st_size ? sym.st_size : 1,
+			    name, strs))
+			break;
+	}
+	qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
+}
+
+/* .symtab when the file has one (not stripped), else .dynsym. */
+static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
+	GElf_Shdr sh, dsh, tsh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			tab = scn;
+			tsh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dsh = sh;
+		} else if (sh.sh_type == SHT_NOTE && !f->build_id_len) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			size_t off = 0, name_off, desc_off;
+			GElf_Nhdr nh;
+
+			while (d && (off = gelf_getnote(d, off, &nh, &name_off,
+							&desc_off)) > 0) {
+				if (nh.n_type == NT_GNU_BUILD_ID &&
+				    nh.n_descsz <= sizeof(f->build_id)) {
+					memcpy(f->build_id,
+					       (char *)d->d_buf + desc_off,
+					       nh.n_descsz);
+					f->build_id_len = nh.n_descsz;
+				}
+			}
+		}
+	}
+	if (tab)
+		read_symtab(f, e, tab, &tsh, strs);
+	else if (dyn)
+		read_symtab(f, e, dyn, &dsh, strs);
+}
+
+static void read_segments(struct jt_elffile *f, Elf *e)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e, &n) || !(f->segs = calloc(n ? n : 1,
+							sizeof(*f->segs))))
+		return;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
+			f->segs[f->nsegs++] = (struct jt_elfseg){
+				ph.p_offset, ph.p_filesz, ph.p_vaddr };
+}
+
+static void load(struct jt_elffile *f, struct jt_strtab *strs)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		read_segments(f, e);
+		read_symbols(f, e, strs);
+		f->ok = 1;
+	}
+	elf_end(e);
+	close(fd);
+}
+
+struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
+{
+	struct jt_elffile *f, **files;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->files[i]->path == path)
+			return c->files[i];
+	files = realloc(c->files, (c->n + 1) * sizeof(*files));
+	f = calloc(1, sizeof(*f));
+	if (!files || !f) {
+		free(f);
+		if (files)
+			c->files = files;
+		return NULL;
+	}
+	c->files = files;
+	c->files[c->n++] = f;
+	f->path = path;
+	elf_version(EV_CURRENT);
+	load(f, c->strs);
+	return f;
+}
+
+const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off)
+{
+	uint64_t addr = 0;
+	size_t i, lo = 0, hi;
+	int found = 0;
+
+	for (i = 0; i < f->nsegs && !found; i++) {
+		const struct jt_elfseg *s = &f->segs[i];
+
+		if (off >= s->offset && off < s->offset + s->filesz) {
+			addr = off - s->offset + s->vaddr;
+			found = 1;
+		}
+	}
+	if (!found)
+		return NULL;
+	hi = f->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Symbols may nest (aliases): the nearest start below that holds it. */
+	for (i = lo; i-- > 0 && lo - i <= 4;)
+		if (addr < f->syms[i].end)
+			return f->syms[i].name;
+	return NULL;
+}
+
+void jt_elfcache_free(struct jt_elfcache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->files[i]->syms);
+		free(c->files[i]->segs);
+		free(c->files[i]);
+	}
+	free(c->files);
+	c->files = NULL;
+	c->n = 0;
+}

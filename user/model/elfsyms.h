@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Function symbols of ELF files (.symtab, else .dynsym) by file offset,
+ * with libelf. Each file is opened once and cached for the whole run.
+ */
+#ifndef JT_ELFSYMS_H
+#define JT_ELFSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/strtab.h"
+
+struct jt_elfsym {
+	uint64_t start; /* ELF virtual address */
+	uint64_t end;
+	const char *name;
+};
+
+struct jt_elfseg {
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t vaddr;
+};
+
+struct jt_elffile {
+	const char *path; /* interned: the cache key */
+	int ok; /* 0: could not be read; no symbols */
+	struct jt_elfsym *syms;
+	size_t nsyms;
+	struct jt_elfseg *segs;
+	size_t nsegs;
+	unsigned char build_id[20];
+	size_t build_id_len;
+};
+
+struct jt_elfcache {
+	struct jt_elffile **files;
+	size_t n;
+	struct jt_strtab *strs;
+};
+
+struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path);
+/* The function holding file offset off, or NULL. */
+const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off);
+void jt_elfcache_free(struct jt_elfcache *c);
+
+#endif

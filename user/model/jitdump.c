@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/jitdump.h"
+
+#define JITDUMP_MAGIC 0x4A695444
+#define JITDUMP_MAGIC_SWAPPED 0x4454694A
+#define JITDUMP_HEADER_MIN 40
+#define JITDUMP_ARCH_TIMESTAMP 1
+/* No runtime writes a record this big; a larger size is corruption. */
+#define JITDUMP_RECORD_MAX (256u << 20)
+#define PERFMAP_LINE_MAX 65536
+
+enum { JIT_CODE_LOAD, JIT_CODE_MOVE, JIT_CODE_DEBUG_INFO, JIT_CODE_CLOSE,
+       JIT_CODE_UNWINDING_INFO };
+
+static int append(unsigned char **buf, size_t *len, size_t *cap,
+		  const void *data, size_t n)
+{
+	if (*len + n > *cap) {
+		size_t ncap = *cap ? *cap : 4096;
+		unsigned char *b;
+
+		while (ncap < *len + n)
+			ncap *= 2;
+		b = realloc(*buf, ncap);
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	return 0;
+}
+
+static void consume(unsigned char *buf, size_t *len, size_t n)
+{
+	memmove(buf, buf + n, *len - n);
+	*len -= n;
+}
+
+void jt_jitdump_init(struct jt_jitdump *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void jt_jitdump_free(struct jt_jitdump *d)
+{
+	free(d->buf);
+	memset(d, 0, sizeof(*d));
+}
+
+size_t jt_jitdump_pending(const struct jt_jitdump *d)
+{
+	return d->len;
+}
+
+static uint32_t u32(const struct jt_jitdump *d, const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return d->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t u64(const struct jt_jitdump *d, const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return d->swap ? __builtin_bswap64(v) : v;
+}
+
+static int fail(struct jt_jitdump *d, const char *why)
+{
+	d->failed = true;
+	snprintf(d->err, sizeof(d->err), "%s", why);
+	return -1;
+}
+
+/* 1: header parsed; 0: need more bytes; -1: not a jitdump. */
+static int parse_header(struct jt_jitdump *d)
+{
+	uint32_t magic, total;
+
+	if (d->len < 8)
+		return 0;
+	memcpy(&magic, d->buf, 4);
+	if (magic == JITDUMP_MAGIC_SWAPPED)
+		d->swap = true;
+	else if (magic != JITDUMP_MAGIC)
+		return fail(d, "not a jitdump file (bad magic)");
+	if (d->len < 12)
+		return 0;
+	total = u32(d, d->buf + 8);
+	if (total < JITDUMP_HEADER_MIN || total > 4096)
+		return fail(d, "jitdump header size out of range");
+	if (d->len < total)
+		return 0;
+	d->pid = u32(d, d->buf + 20);
+	d->arch_time = u64(d, d->buf + 32) & JITDUMP_ARCH_TIMESTAMP;
+	d->have_header = true;
+	consume(d->buf, &d->len, total);
+	return 1;
+}
+
+/* A LOAD: fixed part, NUL-terminated name, then code_size bytes. */
+static bool parse_load(const struct jt_jitdump *d, const unsigned char *r,
+		       uint32_t size, struct jt_jit_event *ev)
+{
+	const size_t fixed = 16 + 40;
+	const char *name = (const char *)r + fixed;
+	size_t room;
+
+	if (size < fixed + 1)
+		return false;
+	room = size - fixed;
+	ev->pid = u32(d, r + 16);
+	ev->tid = u32(d, r + 20);
+	ev->addr = u64(d, r + 32);
+	ev->size = u64(d, r + 40);
+	ev->code_index = u64(d, r + 48);
+	ev->name = name;
+	ev->name_len = strnlen(name, room);
+	/* No NUL, or a code size that runs past the record or wraps. */
+	if (ev->name_len == room || ev->size > room - ev->name_len - 1 ||
+	    !ev->size || ev->addr + ev->size < ev->addr)
+		return false;
+	return true;
+}
+
+static bool parse_move(const struct jt_jitdump *d, const unsigned char *r,
+		       uint32_t size, struct jt_jit_event *ev)
+{
+	if (size < 16 + 48)
+		return false;
+	ev->pid = u32(d, r + 16);
+	ev->tid = u32(d, r + 20);
+	ev->old_addr = u64(d, r + 32);
+	ev->addr = u64(d, r + 40);
+	ev->size = u64(d, r + 48);
+	ev->code_index = u64(d, r + 56);
+	return ev->size && ev->addr + ev->size > ev->addr;
+}
+
+static void parse_record(struct jt_jitdump *d, const unsigned char *r,
+			 uint32_t id, uint32_t size, jt_jit_fn fn, void *ctx)
+{
+	struct jt_jit_event ev = { .pid = d->pid };
+	bool ok = true;
+
+	ev.time = d->arch_time ? 0 : u64(d, r + 8);
+	switch (id) {
+	case JIT_CODE_LOAD:
+		ev.op = JT_JIT_LOAD;
+		ok = parse_load(d, r, size, &ev);
+		break;
+	case JIT_CODE_MOVE:
+		ev.op = JT_JIT_MOVE;
+		ok = parse_move(d, r, size, &ev);
+		break;
+	case JIT_CODE_CLOSE:
+		ev.op = JT_JIT_CLOSE;
+		break;
+	case JIT_CODE_DEBUG_INFO:
+	case JIT_CODE_UNWINDING_INFO:
+		/* Line tables and unwind info are not used for naming. */
+		d->stats.records++;
+		return;
+	default:
+		/* Newer record types: the size says how to step over them. */
+		d->stats.skipped++;
+		return;
+	}
+	if (!ok) {
+		d->stats.skipped++;
+		return;
+	}
+	d->stats.records++;
+	fn(ctx, &ev);
+}
+
+int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,
+		    jt_jit_fn fn, void *ctx)
+{
+	size_t off = 0;
+
+	if (d->failed)
+		return -1;
+	if (append(&d->buf, &d->len, &d->cap, data, len))
+		return fail(d, "out of memory");
+	if (!d->have_header && parse_header(d) <= 0)
+		return d->failed ? -1 : 0;
+	while (d->len - off >= 16) {
+		const unsigned char *r = d->buf + off;
+		uint32_t id = u32(d, r), size = u32(d, r + 4);
+
+		if (size < 16 || size > JITDUMP_RECORD_MAX) {
+			consume(d->buf, &d->len, off);
+			return fail(d, "jitdump record size out of range");
+		}
+		if (size > d->len - off)
+			break;
+		parse_record(d, r, id, size, fn, ctx);
+		off += size;
+	}
+	consume(d->buf, &d->len, off);
+	return 0;
+}
+
+void jt_perfmap_init(struct jt_perfmap *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void jt_perfmap_free(struct jt_perfmap *m)
+{
+	free(m->buf);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool hex_field(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	int digits = 0;
+
+	*out = 0;
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; s < end && isxdigit((unsigned char)*s); s++, digits++) {
+		if (digits == 16)
+			return false;
+		*out = *out << 4 |
+		       (isdigit((unsigned char)*s) ? *s - '0' :
+						     (tolower(*s) - 'a' + 10));
+	}
+	if (!digits || s == end || *s != ' ')
+		return false;
+	*p = s + 1;
+	return true;
+}
+
+/* "START SIZE name": hex with or without 0x; the name may hold spaces. */
+static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
+		       uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
+{
+	const char *end = s + len;
+	struct jt_jit_event ev = { .op = JT_JIT_LOAD, .time = time,
+				   .pid = pid, .tid = pid };
+
+	m->stats.lines++;
+	if (len && end[-1] == '\r')
+		end--;
+	if (!hex_field(&s, end, &ev.addr) || !hex_field(&s, end, &ev.size) ||
+	    s == end || !ev.size || ev.addr + ev.size < ev.addr ||
+	    memchr(s, 0, end - s)) {
+		m->stats.skipped++;
+		return;
+	}
+	ev.name = s;
+	ev.name_len = end - s;
+	m->stats.records++;
+	fn(ctx, &ev);
+}
+
+int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
+		    uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
+{
+	const char *p = data, *end = p + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t n = (nl ? nl : end) - p;
+
+		if (m->len + n > PERFMAP_LINE_MAX) {
+			/* A line this long is no symbol: drop it whole. */
+			m->stats.skipped += !!nl;
+			m->len = nl ? 0 : PERFMAP_LINE_MAX + 1;
+			p += n + !!nl;
+			continue;
+		}
+		if (append((unsigned char **)&m->buf, &m->len, &m->cap, p, n))
+			return -ENOMEM;
+		if (!nl)
+			break;
+		parse_line(m, m->buf, m->len, time, pid, fn, ctx);
+		m->len = 0;
+		p = nl + 1;
+	}
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Incremental readers of the two JIT symbol sources: jitdump files
+ * (tools/perf/Documentation/jitdump-specification.txt) and perf-map files
+ * (/tmp/perf-PID.map). Both take a file in arbitrary pieces as it grows,
+ * keep a partial record or line for the next piece, and treat their input
+ * as hostile: a record that does not add up is skipped and counted, and
+ * one whose size cannot be trusted stops the file with an error.
+ */
+#ifndef JT_JITDUMP_H
+#define JT_JITDUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum jt_jit_op {
+	JT_JIT_LOAD,
+	JT_JIT_MOVE,
+	JT_JIT_CLOSE,
+};
+
+struct jt_jit_event {
+	enum jt_jit_op op;
+	uint64_t time; /* 0: the record carries no usable time */
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t addr; /* LOAD: code_addr; MOVE: new_code_addr */
+	uint64_t old_addr; /* MOVE */
+	uint64_t size;
+	uint64_t code_index;
+	const char *name; /* LOAD only; not NUL-terminated */
+	size_t name_len;
+};
+
+typedef void (*jt_jit_fn)(void *ctx, const struct jt_jit_event *ev);
+
+struct jt_jit_stats {
+	uint64_t records; /* well-formed records of any type */
+	uint64_t skipped; /* malformed records passed over */
+	uint64_t lines; /* perf-map lines read */
+};
+
+struct jt_jitdump {
+	unsigned char *buf; /* bytes not yet parsed */
+	size_t len;
+	size_t cap;
+	bool have_header;
+	bool swap; /* written on a host of the other byte order */
+	bool arch_time; /* JITDUMP_FLAGS_ARCH_TIMESTAMP: not CLOCK_MONOTONIC */
+	bool failed; /* stopped for good; err says why */
+	uint32_t pid;
+	struct jt_jit_stats stats;
+	char err[128];
+};
+
+void jt_jitdump_init(struct jt_jitdump *d);
+/* 0, or -1 once the file cannot be read further (see d->err). */
+int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,
+		    jt_jit_fn fn, void *ctx);
+/* Bytes held back: a record the file has not finished writing. */
+size_t jt_jitdump_pending(const struct jt_jitdump *d);
+void jt_jitdump_free(struct jt_jitdump *d);
+
+struct jt_perfmap {
+	char *buf; /* a line not yet ended */
+	size_t len;
+	size_t cap;
+	struct jt_jit_stats stats;
+};
+
+void jt_perfmap_init(struct jt_perfmap *m);
+/* Every whole line becomes a LOAD stamped with time. */
+int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
+		    uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx);
+void jt_perfmap_free(struct jt_perfmap *m);
+
+#endif

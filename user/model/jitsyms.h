@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The JIT functions of one process from one source, as they stand at the
+ * moment the replay has reached: a load over an address ends what was
+ * there, a move moves it, an unmap ends everything in the range. Lookups
+ * are O(log n); loads at rising addresses (the usual case) append.
+ */
+#ifndef JT_JITSYMS_H
+#define JT_JITSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jt_jitsym {
+	uint64_t start;
+	uint64_t end;
+	const char *name; /* interned */
+	uint64_t code_index;
+	uint64_t loaded_ns;
+};
+
+struct jt_jittab {
+	struct jt_jitsym *e; /* sorted by start, never overlapping */
+	size_t n;
+	size_t cap;
+};
+
+int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s);
+/* Move the function that starts at old; -ENOENT when there is none. */
+int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
+		   uint64_t size, uint64_t now);
+void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end);
+const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t,
+				       uint64_t addr);
+int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src);
+void jt_jittab_free(struct jt_jittab *t);
+
+#endif

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "model/kallsyms.h"
+
+#define KALLSYMS_MAX (256u << 20)
+
+static int cmp(const void *a, const void *b)
+{
+	const struct jt_ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void parse(struct jt_kallsyms *k, size_t len)
+{
+	char *p = k->names, *end = p + len;
+	size_t cap = 0;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p), *name;
+		uint64_t addr = strtoull(p, &name, 16);
+
+		if (!nl)
+			break;
+		*nl = 0;
+		/* "ADDR t name [module]": the name is the third field. */
+		if (name + 3 < nl && name[0] == ' ' && name[2] == ' ') {
+			name += 3;
+			name[strcspn(name, " \t")] = 0;
+			if (k->n == cap) {
+				struct jt_ksym *s = realloc(
+					k->syms, (cap = cap ? cap * 2 : 65536) *
+							 sizeof(*s));
+
+				if (!s)
+					break;
+				k->syms = s;
+			}
+			k->syms[k->n++] = (struct jt_ksym){ addr, name };
+		}
+		p = nl + 1;
+	}
+	k->hidden = k->n && !k->syms[k->n - 1].addr;
+	qsort(k->syms, k->n, sizeof(*k->syms), cmp);
+}
+
+int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len)
+{
+	uint64_t raw;
+	uLongf out;
+
+	memset(k, 0, sizeof(*k));
+	if (len < sizeof(raw))
+		return -1;
+	memcpy(&raw, data, sizeof(raw));
+	if (!raw || raw > KALLSYMS_MAX || !(k->names = malloc(raw)))
+		return -1;
+	out = raw;
+	if (uncompress((Bytef *)k->names, &out,
+		       (const Bytef *)data + sizeof(raw),
+		       len - sizeof(raw)) != Z_OK) {
+		jt_kallsyms_free(k);
+		return -1;
+	}
+	parse(k, out);
+	return 0;
+}
+
+const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->n;
+
+	if (k->hidden)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? k->syms[lo - 1].name : NULL;
+}
+
+void jt_kallsyms_free(struct jt_kallsyms *k)
+{
+	free(k->syms);
+	free(k->names);
+	memset(k, 0, sizeof(*k));
+}

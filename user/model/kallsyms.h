@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Kernel text symbols from the copy of /proc/kallsyms in a recording. */
+#ifndef JT_KALLSYMS_H
+#define JT_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jt_ksym {
+	uint64_t addr;
+	const char *name; /* into names */
+};
+
+struct jt_kallsyms {
+	struct jt_ksym *syms; /* sorted by address */
+	size_t n;
+	char *names; /* the uncompressed text, NULs in place of newlines */
+	int hidden; /* every address was 0: kptr_restrict at record time */
+};
+
+/* data: a JT_REC_KALLSYMS payload. 0, or -1 when it does not inflate. */
+int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len);
+const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr);
+void jt_kallsyms_free(struct jt_kallsyms *k);
+
+#endif

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "record/jitfiles.h"
+#include "record/snapshot.h"
+
+#define CHUNK (512 * 1024)
+#define PERFMAP_DIR "/tmp"
+
+int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all)
+{
+	memset(j, 0, sizeof(*j));
+	j->w = w;
+	j->all = all;
+	j->buf = malloc(CHUNK);
+	if (!j->buf)
+		return -ENOMEM;
+	j->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (j->inotify_fd < 0 ||
+	    inotify_add_watch(j->inotify_fd, PERFMAP_DIR,
+			      IN_CREATE | IN_MODIFY | IN_MOVED_TO) < 0)
+		fprintf(stderr, "jittrace: cannot watch %s (%s): perf-map "
+				"files are read once per tick\n",
+			PERFMAP_DIR, strerror(errno));
+	return 0;
+}
+
+static struct jt_jitproc *proc(struct jt_jitfiles *j, pid_t pid)
+{
+	size_t i;
+
+	for (i = j->nprocs; i-- > 0;)
+		if (j->procs[i].pid == pid)
+			return &j->procs[i];
+	return NULL;
+}
+
+static bool traced(struct jt_jitfiles *j, pid_t pid)
+{
+	return j->all || proc(j, pid);
+}
+
+static int process_euid(pid_t pid, uid_t *uid);
+
+void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid)
+{
+	struct jt_jitproc *p = proc(j, pid);
+
+	if (!p) {
+		p = realloc(j->procs, (j->nprocs + 1) * sizeof(*p));
+		if (!p)
+			return;
+		j->procs = p;
+		p = &j->procs[j->nprocs++];
+		p->pid = pid;
+	}
+	p->euid_known = !process_euid(pid, &p->euid);
+}
+
+static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
+{
+	size_t i;
+
+	for (i = j->n; i-- > 0;)
+		if (j->f[i].pid == pid && j->f[i].kind == kind)
+			return &j->f[i];
+	return NULL;
+}
+
+/* The user the process runs as: the only one whose file we believe. */
+static int process_euid(pid_t pid, uid_t *uid)
+{
+	char path[64], line[256];
+	unsigned int r, e;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!ok && fgets(line, sizeof(line), f))
+		ok = sscanf(line, "Uid: %u %u", &r, &e) == 2;
+	fclose(f);
+	*uid = e;
+	return ok ? 0 : -ENOENT;
+}
+
+/*
+ * Like perf: a regular file owned by the process's user or root. Opened
+ * without following a final symlink, and checked on the open descriptor,
+ * so nothing can be swapped in between.
+ */
+static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
+{
+	struct jt_jitproc *p = proc(j, pid);
+	struct stat st;
+	uid_t euid;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (process_euid(pid, &euid)) {
+		if (!p || !p->euid_known)
+			return -ESRCH;
+		euid = p->euid;
+	}
+	if (st.st_uid != euid && st.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
+		 int status, const char *path)
+{
+	struct jt_jitfile_rec r = { jt_now_ns(), pid, id, kind, 0, status };
+
+	jt_writer_add(j->w, JT_REC_JITFILE, &r, sizeof(r), path,
+		      strlen(path) + 1);
+	if (status) {
+		j->refused++;
+		fprintf(stderr, "jittrace: not reading %s of pid %d: %s\n",
+			path, pid, strerror(-status));
+	}
+}
+
+static void add(struct jt_jitfiles *j, pid_t pid, int kind, int fd,
+		const char *path)
+{
+	struct jt_jitfile *f;
+	int err = vet(j, pid, fd);
+
+	f = err ? NULL : realloc(j->f, (j->n + 1) * sizeof(*f));
+	if (!f) {
+		close(fd);
+		note(j, pid, 0, kind, err ? err : -ENOMEM, path);
+		return;
+	}
+	j->f = f;
+	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0 };
+	note(j, pid, j->n + 1, kind, 0, path);
+	j->n++;
+}
+
+static bool is_jitdump_name(const char *path, pid_t pid)
+{
+	const char *base = strrchr(path, '/');
+	char want[32];
+
+	snprintf(want, sizeof(want), "jit-%d.dump", pid);
+	return base && !strcmp(base + 1, want);
+}
+
+/*
+ * The runtime maps its jitdump executable as a marker for perf. Open the
+ * mapped file itself through map_files: no path lookup to race.
+ */
+static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev,
+			size_t len)
+{
+	char path[JT_PATH_MAX + 1], mf[96];
+	uint64_t end;
+	int fd;
+
+	if (!ev->path_len || ev->result < 0 || !(ev->args[2] & PROT_EXEC))
+		return;
+	snprintf(path, sizeof(path), "%.*s",
+		 (int)strnlen(ev->path, ev->path_len), ev->path);
+	if (!is_jitdump_name(path, ev->h.pid) ||
+	    find(j, ev->h.pid, JT_JIT_JITDUMP))
+		return;
+	end = ev->result + ((ev->args[1] + 4095) & ~4095ULL);
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", ev->h.pid,
+		 (unsigned long long)ev->result, (unsigned long long)end);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		note(j, ev->h.pid, 0, JT_JIT_JITDUMP, -errno, path);
+		return;
+	}
+	add(j, ev->h.pid, JT_JIT_JITDUMP, fd, path);
+}
+
+static void open_perfmap(struct jt_jitfiles *j, pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	if (find(j, pid, JT_JIT_PERFMAP))
+		return;
+	snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%d.map", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			note(j, pid, 0, JT_JIT_PERFMAP, -errno, path);
+		return;
+	}
+	add(j, pid, JT_JIT_PERFMAP, fd, path);
+}
+
+static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
+{
+	struct jt_jit_rec r = { .file_id = f->id };
+	ssize_t n;
+
+	while (f->fd >= 0 &&
+	       (n = pread(f->fd, j->buf, CHUNK, f->offset)) > 0) {
+		r.time = jt_now_ns();
+		r.offset = f->offset;
+		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);
+		f->offset += n;
+		j->bytes += n;
+	}
+}
+
+/* Once the process has gone, what the file holds is all there will be. */
+static void process_gone(struct jt_jitfiles *j, pid_t pid)
+{
+	size_t i;
+
+	open_perfmap(j, pid);
+	for (i = 0; i < j->n; i++) {
+		if (j->f[i].pid != pid || j->f[i].fd < 0)
+			continue;
+		read_file(j, &j->f[i]);
+		close(j->f[i].fd);
+		j->f[i].fd = -1;
+	}
+}
+
+void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
+		       size_t len)
+{
+	const struct jt_fork_event *fk = (const void *)h;
+	const struct jt_exit_event *ex = (const void *)h;
+
+	if (len < sizeof(*h) || h->size != len)
+		return;
+	switch (h->type) {
+	case JT_EV_MMAP:
+		if (len >= sizeof(struct jt_map_event))
+			marker_mmap(j, (const void *)h, len);
+		break;
+	case JT_EV_FORK:
+		if (len >= sizeof(*fk) && !(fk->flags & JT_FORK_THREAD))
+			jt_jitfiles_track(j, fk->child_pid);
+		break;
+	case JT_EV_EXEC:
+		jt_jitfiles_track(j, h->pid);
+		break;
+	case JT_EV_EXIT:
+		if (len >= sizeof(*ex) && ex->group_dead && traced(j, h->pid))
+			process_gone(j, h->pid);
+		break;
+	}
+}
+
+static void drain_inotify(struct jt_jitfiles *j)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n;
+
+	while (j->inotify_fd >= 0 &&
+	       (n = read(j->inotify_fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + n) {
+			struct inotify_event *e = (void *)p;
+			int pid;
+			char tail;
+
+			if (e->len &&
+			    sscanf(e->name, "perf-%d.ma%c", &pid, &tail) == 2 &&
+			    tail == 'p' && traced(j, pid))
+				open_perfmap(j, pid);
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
+void jt_jitfiles_poll(struct jt_jitfiles *j)
+{
+	size_t i;
+
+	drain_inotify(j);
+	if (j->inotify_fd < 0)
+		for (i = 0; i < j->nprocs; i++)
+			open_perfmap(j, j->procs[i].pid);
+	for (i = 0; i < j->n; i++)
+		read_file(j, &j->f[i]);
+}
+
+void jt_jitfiles_close(struct jt_jitfiles *j)
+{
+	size_t i;
+
+	jt_jitfiles_poll(j);
+	for (i = 0; i < j->n; i++)
+		if (j->f[i].fd >= 0)
+			close(j->f[i].fd);
+	if (j->inotify_fd >= 0)
+		close(j->inotify_fd);
+	free(j->f);
+	free(j->procs);
+	free(j->buf);
+	memset(j, 0, sizeof(*j));
+}

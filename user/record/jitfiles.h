@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The JIT symbol files of traced processes (jit-PID.dump, found by its
+ * marker mmap; /tmp/perf-PID.map, found by inotify), tailed while they
+ * grow and copied into the recording with the time each piece was read,
+ * so the recording names JIT code on its own. Files another user could
+ * have planted are refused, and the refusal is recorded.
+ */
+#ifndef JT_JITFILES_H
+#define JT_JITFILES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "jt_abi.h"
+#include "lib/jt_file.h"
+
+struct jt_jitfile {
+	pid_t pid;
+	uint32_t id;
+	uint16_t kind;
+	int fd; /* -1 once the process is gone and the file read out */
+	uint64_t offset;
+};
+
+struct jt_jitproc {
+	pid_t pid;
+	uid_t euid; /* read while it lived: /proc/PID may be gone at exit */
+	bool euid_known;
+};
+
+struct jt_jitfiles {
+	struct jt_writer *w;
+	struct jt_jitfile *f;
+	size_t n;
+	struct jt_jitproc *procs; /* traced processes, for their perf-map */
+	size_t nprocs;
+	bool all;
+	int inotify_fd;
+	char *buf;
+	uint64_t refused;
+	uint64_t bytes;
+};
+
+int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all);
+/* Watch the BPF stream for new processes, marker mmaps and exits. */
+void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
+		       size_t len);
+void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid);
+/* Read what is new in every file; call when inotify_fd is readable too. */
+void jt_jitfiles_poll(struct jt_jitfiles *j);
+void jt_jitfiles_close(struct jt_jitfiles *j);
+
+#endif

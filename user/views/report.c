@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* jittrace report: samples per command, process, object and symbol. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jittrace.h"
+#include "lib/fmt.h"
+#include "lib/perf_rec.h"
+#include "model/replay.h"
+#include "model/symbolize.h"
+#include "views/view.h"
+
+static const char usage[] =
+	"usage: jittrace report [-i FILE] [--sort KEYS] [--pid PID] "
+	"[--comm NAME] [--json]\n"
+	"  -i, --input FILE  recording (default jittrace.data)\n"
+	"  -s, --sort KEYS   group by these, comma-separated, from\n"
+	"                    comm,pid,dso,sym (default: all four)\n"
+	"      --pid PID     only this process\n"
+	"      --comm NAME   only processes with this command name\n"
+	"      --json        a JSON array, one object per row\n";
+
+enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8 };
+
+struct row {
+	const char *comm; /* interned in the stream's string table */
+	uint32_t pid;
+	const char *dso;
+	const char *sym; /* the symbol, or what names the place */
+	uint8_t source;
+	uint64_t samples;
+	uint64_t retro;
+};
+
+struct report {
+	unsigned int keys;
+	uint32_t pid;
+	const char *comm;
+	int json;
+	struct jt_stream *s;
+	struct jt_syms *syms;
+	struct row *rows;
+	size_t n;
+	size_t cap;
+	uint64_t total;
+};
+
+static int parse_keys(const char *arg, unsigned int *keys)
+{
+	char *copy = strdup(arg), *tok, *save;
+
+	*keys = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "comm"))
+			*keys |= K_COMM;
+		else if (!strcmp(tok, "pid"))
+			*keys |= K_PID;
+		else if (!strcmp(tok, "dso"))
+			*keys |= K_DSO;
+		else if (!strcmp(tok, "sym"))
+			*keys |= K_SYM;
+		else {
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	return *keys ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, struct report *r, const char **in)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c;
+
+	*in = "jittrace.data";
+	r->keys = K_COMM | K_PID | K_DSO | K_SYM;
+	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			*in = optarg;
+			break;
+		case 's':
+			if (parse_keys(optarg, &r->keys))
+				return jt_usage_error(usage, "bad --sort keys");
+			break;
+		case 'p':
+			r->pid = strtoul(optarg, &end, 10);
+			if (*end || !r->pid)
+				return jt_usage_error(usage, "bad --pid");
+			break;
+		case 'c':
+			r->comm = optarg;
+			break;
+		case 'j':
+			r->json = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return jt_usage_error(usage, NULL);
+		}
+	}
+	return optind < argc ? jt_usage_error(usage, "unexpected argument") :
+			       0;
+}
+
+/*
+ * Every string in a row is interned, so rows are equal when their
+ * pointers are: aggregate in a hash as samples come, one row per group.
+ */
+static uint64_t row_hash(const struct row *k)
+{
+	uint64_t h = (uintptr_t)k->comm * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uintptr_t)k->dso + k->pid) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (uintptr_t)k->sym * 0x165667b19e3779f9ULL;
+	return h ^ (h >> 29);
+}
+
+static bool row_eq(const struct row *a, const struct row *b)
+{
+	return a->comm == b->comm && a->pid == b->pid && a->dso == b->dso &&
+	       a->sym == b->sym;
+}
+
+static int grow(struct report *r)
+{
+	size_t cap = r->cap ? r->cap * 2 : 1024, i;
+	struct row *old = r->rows;
+
+	r->rows = calloc(cap, sizeof(*r->rows));
+	if (!r->rows) {
+		r->rows = old;
+		return -1;
+	}
+	for (i = 0; i < r->cap; i++) {
+		size_t j;
+
+		if (!old[i].samples)
+			continue;
+		for (j = row_hash(&old[i]) & (cap - 1); r->rows[j].samples;
+		     j = (j + 1) & (cap - 1))
+			;
+		r->rows[j] = old[i];
+	}
+	free(old);
+	r->cap = cap;
+	return 0;
+}
+
+static int add(struct report *r, struct row *k)
+{
+	size_t j;
+
+	/* Keys left out of --sort do not split groups. */
+	if (!(r->keys & K_COMM))
+		k->comm = "-";
+	if (!(r->keys & K_PID))
+		k->pid = 0;
+	if (!(r->keys & K_DSO))
+		k->dso = "-";
+	if (!(r->keys & K_SYM))
+		k->sym = "-";
+	if (r->n * 2 >= r->cap && grow(r))
+		return -1;
+	for (j = row_hash(k) & (r->cap - 1); r->rows[j].samples;
+	     j = (j + 1) & (r->cap - 1)) {
+		if (row_eq(&r->rows[j], k)) {
+			r->rows[j].samples++;
+			r->rows[j].retro += k->retro;
+			return 0;
+		}
+	}
+	r->rows[j] = *k;
+	r->n++;
+	return 0;
+}
+
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+{
+	struct report *r = ctx;
+	const struct jt_symres *y = &r->syms->res[it - r->s->items];
+	struct jt_sample smp;
+	struct jt_proc *p;
+	char name[256];
+	struct row k = {};
+
+	if (!y->is_sample ||
+	    jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
+		return;
+	p = jt_model_find(m, smp.pid);
+	k.comm = jt_intern(&r->syms->strs, p && p->comm[0] ? p->comm : "?",
+			   strlen(p && p->comm[0] ? p->comm : "?"));
+	if ((r->pid && smp.pid != r->pid) ||
+	    (r->comm && strcmp(r->comm, k.comm)))
+		return;
+	k.pid = smp.pid;
+	k.dso = y->dso ? y->dso : "[unknown]";
+	k.sym = jt_symres_name(y, name, sizeof(name));
+	k.sym = jt_intern(&r->syms->strs, k.sym, strlen(k.sym));
+	k.source = y->source;
+	k.samples = 1;
+	k.retro = y->retro;
+	r->total++;
+	add(r, &k);
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if ((c = strcmp(x->comm, y->comm)))
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if ((c = strcmp(x->dso, y->dso)))
+		return c;
+	return strcmp(x->sym, y->sym);
+}
+
+/* Pack the hash's rows to the front, most samples first. */
+static void group(struct report *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->cap; i++)
+		if (r->rows[i].samples)
+			r->rows[n++] = r->rows[i];
+	r->n = n;
+	qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
+}
+
+static void print_json(const struct report *r)
+{
+	size_t i;
+
+	printf("[");
+	for (i = 0; i < r->n; i++) {
+		const struct row *w = &r->rows[i];
+
+		printf("%s\n  {\"comm\":", i ? "," : "");
+		jt_json_str(stdout, r->keys & K_COMM ? w->comm : NULL);
+		printf(",\"pid\":");
+		if (r->keys & K_PID)
+			printf("%u", w->pid);
+		else
+			printf("null");
+		printf(",\"dso\":");
+		jt_json_str(stdout, r->keys & K_DSO ? w->dso : NULL);
+		printf(",\"sym\":");
+		jt_json_str(stdout, r->keys & K_SYM ? w->sym : NULL);
+		printf(",\"source\":\"%s\",\"samples\":%" PRIu64
+		       ",\"retro\":%" PRIu64 ",\"percent\":%.2f}",
+		       jt_source_name(w->source), w->samples, w->retro,
+		       r->total ? 100.0 * w->samples / r->total : 0);
+	}
+	printf("\n]\n");
+}
+
+static void print_table(const struct report *r, const struct jt_stream *s,
+			const struct jt_syms *y)
+{
+	size_t i;
+
+	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
+	       jt_stream_meta(s, "perf.event") ?: "?");
+	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s\n", "Overhead", "Samples",
+	       "Command", "Pid", "Shared Object", "Source", "Symbol");
+	for (i = 0; i < r->n; i++) {
+		const struct row *w = &r->rows[i];
+
+		printf("  %7.2f%% %9" PRIu64 "  %-16s %7u  %-24s %-8s %s%s\n",
+		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
+		       r->keys & K_COMM ? w->comm : "-",
+		       r->keys & K_PID ? w->pid : 0,
+		       r->keys & K_DSO ? w->dso : "-",
+		       jt_source_name(w->source),
+		       r->keys & K_SYM ? w->sym : "-",
+		       w->retro ? " (retro)" : "");
+	}
+	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
+	       " retro (named by a code-load record written after them)\n",
+	       y->st.samples, y->st.unknown, y->st.retro);
+}
+
+/* JIT files found while recording: what was read, refused or broken. */
+static void print_sources(const struct jt_stream *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsources; i++) {
+		const struct jt_jit_source *j = &s->sources[i];
+		const struct jt_jit_stats *st = j->kind == JT_JIT_JITDUMP ?
+							&j->dump.stats :
+							&j->map.stats;
+
+		if (j->status) {
+			printf("# %s (pid %u): refused: %s\n", j->path, j->pid,
+			       strerror(-j->status));
+			continue;
+		}
+		printf("# %s (pid %u): %" PRIu64 " records, %" PRIu64
+		       " malformed skipped%s%s\n",
+		       j->path, j->pid, st->records, st->skipped,
+		       j->dump.failed ? "; stopped: " : "",
+		       j->dump.failed ? j->dump.err : "");
+	}
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report r = {};
+	const char *in;
+	struct jt_stream s;
+	struct jt_syms syms;
+	struct jt_model m;
+	int err = parse(argc, argv, &r, &in);
+
+	if (err)
+		return err;
+	if (jt_view_open(&s, in))
+		return 1;
+	if (jt_symbolize(&s, &syms)) {
+		fprintf(stderr, "jittrace: out of memory naming samples\n");
+		jt_stream_free(&s);
+		return 1;
+	}
+	r.s = &s;
+	r.syms = &syms;
+	jt_model_init(&m);
+	jt_replay(&s, &m, 0, on_item, &r);
+	group(&r);
+	if (r.json) {
+		print_json(&r);
+	} else {
+		print_table(&r, &s, &syms);
+		print_sources(&s);
+		jt_print_loss_footer(stdout, &s, &m);
+	}
+	free(r.rows);
+	jt_model_free(&m);
+	jt_syms_free(&syms);
+	jt_stream_free(&s);
+	return 0;
+}
