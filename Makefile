@@ -16,7 +16,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 
 # Linked into one object and one skeleton; tier_probe stays apart because
 # doctor loads it once per kernel function it asks about.
-BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c
+BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)

@@ -26,6 +26,7 @@ enum jt_event_type {
 	JT_EV_EXEC = 7,
 	JT_EV_VMA = 8, /* one VMA of a snapshot (exec or attach) */
 	JT_EV_EXIT = 9,
+	JT_EV_MAPWRITE = 10, /* a write(2) to a perf-*.map file */
 	JT_EV_MAX,
 };
 
@@ -124,6 +125,18 @@ struct jt_exit_event {
 	struct jt_hdr h;
 	__u32 group_dead;
 	__s32 exit_code;
+};
+
+/*
+ * perf-map files carry no time; the write that put a line there does.
+ * end is the file position after the write: a line ending at or before
+ * it (and after the previous write's end) was written at h.time.
+ */
+struct jt_write_event {
+	struct jt_hdr h;
+	__u64 end;
+	__u64 len;
+	__u64 ino;
 };
 
 #endif /* JT_ABI_H */

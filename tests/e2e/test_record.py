@@ -102,7 +102,8 @@ def test_truncated_file_says_where_it_stops():
     size = os.path.getsize(data)
     cut = os.path.join(TMP, "cut.data")
     with open(data, "rb") as f, open(cut, "wb") as g:
-        g.write(f.read(size * 2 // 3 + 5))
+        # Inside the last records: kallsyms fills most of the start.
+        g.write(f.read(size - 200))
     p = run([JT, "script", "-i", cut, "--json"])
     assert "at byte" in p.stderr and "showing the" in p.stderr, p.stderr
     assert len(p.stdout.splitlines()) > 10

@@ -160,9 +160,9 @@ static void test_jitdump_every_split_point(void **state)
 
 		jt_jitdump_init(&d);
 		assert_int_equal(jt_jitdump_feed(&d, buf, cut, collect, &g), 0);
-		assert_int_equal(jt_jitdump_feed(&d, buf + cut, n - cut, collect,
-						 &g),
-				 0);
+		assert_int_equal(
+			jt_jitdump_feed(&d, buf + cut, n - cut, collect, &g),
+			0);
 		check_events(&g, 0);
 		jt_jitdump_free(&d);
 	}
@@ -295,7 +295,8 @@ static struct jt_jitsym sym(uint64_t start, uint64_t size, const char *name)
 static void test_table_load_reuse_move_unmap(void **state)
 {
 	struct jt_jittab t = {};
-	struct jt_jitsym a = sym(0x1000, 0x100, "a"), b = sym(0x1100, 0x100, "b");
+	struct jt_jitsym a = sym(0x1000, 0x100, "a"),
+			 b = sym(0x1100, 0x100, "b");
 	struct jt_jitsym c = sym(0x1080, 0x100, "c"), d = sym(0x500, 0x10, "d");
 
 	jt_jittab_load(&t, &a);

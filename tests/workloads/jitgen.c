@@ -33,8 +33,8 @@ static uint64_t code_index;
 /* mov $N,%eax; dec %eax; jnz -4; ret: N picks how long a call runs. */
 static void emit_body(unsigned char *p, uint32_t n)
 {
-	static const unsigned char body[] = { 0xb8, 0, 0, 0, 0, 0xff, 0xc8,
-					      0x75, 0xfc, 0xc3 };
+	static const unsigned char body[] = { 0xb8, 0,	  0,	0,    0,
+					      0xff, 0xc8, 0x75, 0xfc, 0xc3 };
 
 	memcpy(p, body, sizeof(body));
 	memcpy(p + 1, &n, 4);

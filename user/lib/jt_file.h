@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define JT_FILE_MAGIC "JITTRACE"
-#define JT_FILE_VERSION 2
+#define JT_FILE_VERSION 3
 #define JT_REC_MAX (1u << 20)
 
 enum jt_rec_type {
@@ -77,6 +77,7 @@ struct jt_jitfile_rec {
 	uint16_t kind;	  /* enum jt_jit_kind */
 	uint16_t pad;
 	int32_t status; /* 0: being read; else the errno that refused it */
+	uint64_t ino;	/* matches the JT_EV_MAPWRITE events of the file */
 			/* NUL-terminated path follows */
 };
 

@@ -36,7 +36,8 @@ static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
 			GElf_Shdr *sh, struct jt_strtab *strs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = 0;
+	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0,
+		  cap = 0;
 	GElf_Sym sym;
 
 	for (i = 0; data && i < n; i++) {
@@ -48,8 +49,8 @@ static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (name && *name &&
-		    add_sym(f, &cap, sym.st_value, sym.st_size ? sym.st_size : 1,
-			    name, strs))
+		    add_sym(f, &cap, sym.st_value,
+			    sym.st_size ? sym.st_size : 1, name, strs))
 			break;
 	}
 	qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
@@ -98,13 +99,14 @@ static void read_segments(struct jt_elffile *f, Elf *e)
 	size_t n, i;
 	GElf_Phdr ph;
 
-	if (elf_getphdrnum(e, &n) || !(f->segs = calloc(n ? n : 1,
-							sizeof(*f->segs))))
+	if (elf_getphdrnum(e, &n) ||
+	    !(f->segs = calloc(n ? n : 1, sizeof(*f->segs))))
 		return;
 	for (i = 0; i < n; i++)
 		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
-			f->segs[f->nsegs++] = (struct jt_elfseg){
-				ph.p_offset, ph.p_filesz, ph.p_vaddr };
+			f->segs[f->nsegs++] =
+				(struct jt_elfseg){ ph.p_offset, ph.p_filesz,
+						    ph.p_vaddr };
 }
 
 static void load(struct jt_elffile *f, struct jt_strtab *strs)

@@ -24,7 +24,7 @@ struct jt_elfseg {
 
 struct jt_elffile {
 	const char *path; /* interned: the cache key */
-	int ok; /* 0: could not be read; no symbols */
+	int ok;		  /* 0: could not be read; no symbols */
 	struct jt_elfsym *syms;
 	size_t nsyms;
 	struct jt_elfseg *segs;

@@ -14,8 +14,13 @@
 #define JITDUMP_RECORD_MAX (256u << 20)
 #define PERFMAP_LINE_MAX 65536
 
-enum { JIT_CODE_LOAD, JIT_CODE_MOVE, JIT_CODE_DEBUG_INFO, JIT_CODE_CLOSE,
-       JIT_CODE_UNWINDING_INFO };
+enum {
+	JIT_CODE_LOAD,
+	JIT_CODE_MOVE,
+	JIT_CODE_DEBUG_INFO,
+	JIT_CODE_CLOSE,
+	JIT_CODE_UNWINDING_INFO
+};
 
 static int append(unsigned char **buf, size_t *len, size_t *cap,
 		  const void *data, size_t n)
@@ -249,8 +254,11 @@ static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 		       uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
 {
 	const char *end = s + len;
-	struct jt_jit_event ev = { .op = JT_JIT_LOAD, .time = time,
-				   .pid = pid, .tid = pid };
+	struct jt_jit_event ev = { .op = JT_JIT_LOAD,
+				   .time = time,
+				   .pid = pid,
+				   .tid = pid,
+				   .file_end = m->offset };
 
 	m->stats.lines++;
 	if (len && end[-1] == '\r')
@@ -276,6 +284,7 @@ int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		const char *nl = memchr(p, '\n', end - p);
 		size_t n = (nl ? nl : end) - p;
 
+		m->offset += n + !!nl;
 		if (m->len + n > PERFMAP_LINE_MAX) {
 			/* A line this long is no symbol: drop it whole. */
 			m->stats.skipped += !!nl;

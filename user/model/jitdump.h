@@ -25,12 +25,13 @@ struct jt_jit_event {
 	uint64_t time; /* 0: the record carries no usable time */
 	uint32_t pid;
 	uint32_t tid;
-	uint64_t addr; /* LOAD: code_addr; MOVE: new_code_addr */
+	uint64_t addr;	   /* LOAD: code_addr; MOVE: new_code_addr */
 	uint64_t old_addr; /* MOVE */
 	uint64_t size;
 	uint64_t code_index;
 	const char *name; /* LOAD only; not NUL-terminated */
 	size_t name_len;
+	uint64_t file_end; /* perf-map: file offset just past the line */
 };
 
 typedef void (*jt_jit_fn)(void *ctx, const struct jt_jit_event *ev);
@@ -38,7 +39,7 @@ typedef void (*jt_jit_fn)(void *ctx, const struct jt_jit_event *ev);
 struct jt_jit_stats {
 	uint64_t records; /* well-formed records of any type */
 	uint64_t skipped; /* malformed records passed over */
-	uint64_t lines; /* perf-map lines read */
+	uint64_t lines;	  /* perf-map lines read */
 };
 
 struct jt_jitdump {
@@ -46,9 +47,9 @@ struct jt_jitdump {
 	size_t len;
 	size_t cap;
 	bool have_header;
-	bool swap; /* written on a host of the other byte order */
+	bool swap;	/* written on a host of the other byte order */
 	bool arch_time; /* JITDUMP_FLAGS_ARCH_TIMESTAMP: not CLOCK_MONOTONIC */
-	bool failed; /* stopped for good; err says why */
+	bool failed;	/* stopped for good; err says why */
 	uint32_t pid;
 	struct jt_jit_stats stats;
 	char err[128];
@@ -66,6 +67,7 @@ struct jt_perfmap {
 	char *buf; /* a line not yet ended */
 	size_t len;
 	size_t cap;
+	uint64_t offset; /* of the next byte fed */
 	struct jt_jit_stats stats;
 };
 

@@ -71,8 +71,7 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 	return jt_jittab_load(t, &s);
 }
 
-const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t,
-				       uint64_t addr)
+const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
 	size_t i = lower(t, addr);
 

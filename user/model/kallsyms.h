@@ -15,7 +15,7 @@ struct jt_kallsyms {
 	struct jt_ksym *syms; /* sorted by address */
 	size_t n;
 	char *names; /* the uncompressed text, NULs in place of newlines */
-	int hidden; /* every address was 0: kptr_restrict at record time */
+	int hidden;  /* every address was 0: kptr_restrict at record time */
 };
 
 /* data: a JT_REC_KALLSYMS payload. 0, or -1 when it does not inflate. */

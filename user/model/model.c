@@ -387,6 +387,8 @@ static uint32_t min_size(uint16_t type)
 		return sizeof(struct jt_exec_event);
 	case JT_EV_EXIT:
 		return sizeof(struct jt_exit_event);
+	case JT_EV_MAPWRITE:
+		return sizeof(struct jt_write_event);
 	}
 	return 0;
 }
@@ -448,6 +450,8 @@ void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
 	case JT_EV_EXIT:
 		apply_exit(m, (const void *)h);
 		break;
+	case JT_EV_MAPWRITE:
+		break; /* the stream used it to time perf-map lines */
 	default:
 		apply_map_event(m, (const void *)h);
 	}

@@ -130,6 +130,7 @@ static int add_source(struct jt_stream *s, const struct jt_rec *r)
 	src->pid = f->pid;
 	src->kind = f->kind;
 	src->status = f->status;
+	src->ino = f->ino;
 	plen = strnlen((const char *)(f + 1), r->len - sizeof(*f));
 	src->path = jt_intern(&s->strs, (const char *)(f + 1), plen);
 	jt_jitdump_init(&src->dump);
@@ -145,6 +146,27 @@ struct jit_feed {
 	size_t *cap;
 	int err;
 };
+
+/*
+ * A perf-map line was written by the first write(2) of its file that
+ * ended at or past the line's end; without one, it is as old as the
+ * read that found it.
+ */
+static uint64_t line_time(struct jt_stream *s, struct jit_feed *f,
+			  const struct jt_jit_event *ev)
+{
+	struct jt_jit_source *src = f->src;
+
+	if (src->kind != JT_JIT_PERFMAP)
+		return f->read_time;
+	while (src->write_next < src->write_end &&
+	       s->writes[src->write_next].end < ev->file_end)
+		src->write_next++;
+	if (src->write_next == src->write_end)
+		return f->read_time;
+	src->timed_lines++;
+	return s->writes[src->write_next].time;
+}
 
 /*
  * The item refers to its jt_jit_item by index until loading ends: the
@@ -173,7 +195,9 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	j = &s->jit[s->njit];
 	*j = (struct jt_jit_item){
 		/* Times the file gives are the writer's; else when we read. */
-		.time = ev->time ? ev->time : f->read_time,
+		.time = f->src->kind == JT_JIT_PERFMAP ? line_time(s, f, ev) :
+			ev->time		       ? ev->time :
+							 f->read_time,
 		/* The file's owner, not what a record claims. */
 		.pid = f->src->pid,
 		.op = ev->op,
@@ -239,6 +263,57 @@ static int add_jit(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
 	return f.err;
 }
 
+static int add_write(struct jt_stream *s, const struct jt_rec *r, uint64_t seq)
+{
+	const struct jt_write_event *w = r->data;
+	struct jt_mapwrite *n;
+
+	if (r->len != sizeof(*w) || w->h.size != sizeof(*w))
+		return 0;
+	n = realloc(s->writes, (s->nwrites + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->writes = n;
+	n[s->nwrites++] = (struct jt_mapwrite){ w->h.pid, w->ino, w->end,
+						w->h.time, seq };
+	return 0;
+}
+
+static int cmp_write(const void *a, const void *b)
+{
+	const struct jt_mapwrite *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Each perf-map source's run of writes in the sorted list. */
+static void bind_writes(struct jt_stream *s)
+{
+	size_t i, j;
+
+	if (s->nwrites)
+		qsort(s->writes, s->nwrites, sizeof(*s->writes), cmp_write);
+	for (i = 0; i < s->nsources; i++) {
+		struct jt_jit_source *src = &s->sources[i];
+
+		for (j = 0; j < s->nwrites && (s->writes[j].pid != src->pid ||
+					       s->writes[j].ino != src->ino);
+		     j++)
+			;
+		src->write_next = j;
+		while (j < s->nwrites && s->writes[j].pid == src->pid &&
+		       s->writes[j].ino == src->ino)
+			j++;
+		src->write_end = j;
+	}
+}
+
 static int cmp_item(const void *a, const void *b)
 {
 	const struct jt_item *x = a, *y = b;
@@ -248,10 +323,20 @@ static int cmp_item(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+struct deferred {
+	struct jt_rec rec;
+	uint64_t seq;
+};
+
+/*
+ * JIT file pieces are parsed last: a piece can reach the file before the
+ * BPF event of the write that made it, and perf-map lines need those.
+ */
 static int read_all(struct jt_stream *s)
 {
+	struct deferred *jit = NULL, *d;
+	size_t cap = 0, njit = 0, i;
 	struct jt_rec r;
-	size_t cap = 0;
 	uint64_t seq = 0;
 	int err = 0;
 
@@ -263,6 +348,10 @@ static int read_all(struct jt_stream *s)
 			break;
 		case JT_REC_BPF:
 			err = add_bpf(s, &cap, &r, seq);
+			if (!err && r.len >= sizeof(struct jt_hdr) &&
+			    ((const struct jt_hdr *)r.data)->type ==
+				    JT_EV_MAPWRITE)
+				err = add_write(s, &r, seq);
 			break;
 		case JT_REC_PERF:
 			err = add_perf(s, &cap, &r, seq);
@@ -271,7 +360,13 @@ static int read_all(struct jt_stream *s)
 			err = add_source(s, &r);
 			break;
 		case JT_REC_JIT:
-			err = add_jit(s, &cap, &r, seq);
+			d = realloc(jit, (njit + 1) * sizeof(*d));
+			if (!d) {
+				err = -ENOMEM;
+				break;
+			}
+			jit = d;
+			jit[njit++] = (struct deferred){ r, seq };
 			break;
 		case JT_REC_KALLSYMS:
 			s->kallsyms = r.data;
@@ -291,6 +386,10 @@ static int read_all(struct jt_stream *s)
 			s->unknown_recs++;
 		}
 	}
+	bind_writes(s);
+	for (i = 0; i < njit && !err; i++)
+		err = add_jit(s, &cap, &jit[i].rec, jit[i].seq);
+	free(jit);
 	return err;
 }
 
@@ -373,6 +472,7 @@ void jt_stream_free(struct jt_stream *s)
 		jt_perfmap_free(&s->sources[i].map);
 	}
 	free(s->sources);
+	free(s->writes);
 	free(s->jit);
 	jt_strtab_free(&s->strs);
 	jt_reader_close(&s->rd);

@@ -49,6 +49,10 @@ struct jt_jit_source {
 	const char *path;
 	uint64_t next_offset;
 	uint64_t gaps; /* pieces missing: the parser was restarted */
+	uint64_t ino;
+	size_t write_next; /* perf-map: into jt_stream.writes */
+	size_t write_end;
+	uint64_t timed_lines; /* perf-map lines timed by their write(2) */
 	struct jt_jitdump dump;
 	struct jt_perfmap map;
 };
@@ -88,6 +92,16 @@ struct jt_stream {
 	struct jt_strtab strs;
 	const void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;
+	struct jt_mapwrite *writes; /* JT_EV_MAPWRITE by pid, inode, time */
+	size_t nwrites;
+};
+
+struct jt_mapwrite {
+	uint32_t pid;
+	uint64_t ino;
+	uint64_t end;
+	uint64_t time;
+	uint64_t seq;
 };
 
 const char *jt_source_name(uint16_t source);

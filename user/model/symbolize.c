@@ -84,8 +84,8 @@ static void region_symbol(struct symbolizer *z, const struct jt_region *g,
 	r->region_end = g->end;
 	r->source = JT_SRC_ANON;
 	if (g->kind != JT_RK_FILE || !g->path) {
-		r->dso = g->kind == JT_RK_VDSO ? "[vdso]" :
-			 g->kind == JT_RK_HEAP ? "[heap]" :
+		r->dso = g->kind == JT_RK_VDSO	? "[vdso]" :
+			 g->kind == JT_RK_HEAP	? "[heap]" :
 			 g->kind == JT_RK_STACK ? "[stack]" :
 						  "[anon]";
 		return;
@@ -116,9 +116,11 @@ static void resolve(struct symbolizer *z, struct jt_model *m, uint32_t pid,
 	if (kernel) {
 		r->kernel = 1;
 		r->dso = "[kernel.kallsyms]";
-		if (z->have_ksyms && (r->sym = jt_kallsyms_find(&z->ksyms, ip))) {
+		if (z->have_ksyms &&
+		    (r->sym = jt_kallsyms_find(&z->ksyms, ip))) {
 			/* Results outlive the kallsyms copy: keep the name. */
-			r->sym = jt_intern(&z->out->strs, r->sym, strlen(r->sym));
+			r->sym = jt_intern(&z->out->strs, r->sym,
+					   strlen(r->sym));
 			r->source = JT_SRC_KALLSYMS;
 		}
 		return;
@@ -151,8 +153,9 @@ static int add_pending(struct symbolizer *z, uint32_t pid, uint64_t ip,
 		z->pend = p;
 		z->pend_cap = cap;
 	}
-	z->pend[z->npend++] = (struct pending){ ip, time, g->start, g->born_ns,
-						item, pid, false };
+	z->pend[z->npend++] =
+		(struct pending){ ip,	time, g->start, g->born_ns,
+				  item, pid,  false };
 	z->sorted = false;
 	return 0;
 }
@@ -218,8 +221,9 @@ static void retro(struct symbolizer *z, struct jt_model *m,
 			continue;
 		r->sym = j->name;
 		r->source = j->source;
-		r->dso = intern(z, j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
-								 "perf-%u.map",
+		r->dso = intern(z,
+				j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
+							      "perf-%u.map",
 				j->pid);
 		r->retro = 1;
 		z->out->st.retro++;
@@ -320,8 +324,8 @@ int jt_symbolize(struct jt_stream *s, struct jt_syms *out)
 	if (!out->res)
 		return -ENOMEM;
 	z.elf.strs = &out->strs;
-	z.have_ksyms = s->kallsyms &&
-		       !jt_kallsyms_load(&z.ksyms, s->kallsyms, s->kallsyms_len);
+	z.have_ksyms = s->kallsyms && !jt_kallsyms_load(&z.ksyms, s->kallsyms,
+							s->kallsyms_len);
 	jt_model_init(&m);
 	jt_replay(s, &m, 0, on_item, &z);
 	count(out, s->n);

@@ -14,16 +14,16 @@
 #include "model/stream.h"
 
 struct jt_symres {
-	const char *sym; /* NULL: no symbol */
-	const char *dso; /* short name: libc.so.6, jit-PID.dump, [anon] */
-	const char *path; /* file of a file-backed region */
+	const char *sym;       /* NULL: no symbol */
+	const char *dso;       /* short name: libc.so.6, jit-PID.dump, [anon] */
+	const char *path;      /* file of a file-backed region */
 	uint64_t region_start; /* the requested region; 0 when none */
 	uint64_t region_end;
-	uint64_t offset; /* in the file, for file-backed regions */
+	uint64_t offset;    /* in the file, for file-backed regions */
 	uint32_t frame_off; /* callchain names in jt_syms.frames */
 	uint32_t nframes;
 	uint8_t source; /* enum jt_sym_source */
-	uint8_t retro; /* named by a code-load record written after it */
+	uint8_t retro;	/* named by a code-load record written after it */
 	uint8_t kernel;
 	uint8_t is_sample;
 };
@@ -38,7 +38,7 @@ struct jt_symstats {
 
 struct jt_syms {
 	struct jt_symres *res; /* one per stream item */
-	const char **frames; /* leaf first, as perf gives call chains */
+	const char **frames;   /* leaf first, as perf gives call chains */
 	size_t nframes;
 	size_t frames_cap;
 	struct jt_symstats st;

@@ -27,8 +27,9 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all)
 	if (j->inotify_fd < 0 ||
 	    inotify_add_watch(j->inotify_fd, PERFMAP_DIR,
 			      IN_CREATE | IN_MODIFY | IN_MOVED_TO) < 0)
-		fprintf(stderr, "jittrace: cannot watch %s (%s): perf-map "
-				"files are read once per tick\n",
+		fprintf(stderr,
+			"jittrace: cannot watch %s (%s): perf-map "
+			"files are read once per tick\n",
 			PERFMAP_DIR, strerror(errno));
 	return 0;
 }
@@ -120,9 +121,11 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 }
 
 static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
-		 int status, const char *path)
+		 int status, const char *path, uint64_t ino)
 {
-	struct jt_jitfile_rec r = { jt_now_ns(), pid, id, kind, 0, status };
+	struct jt_jitfile_rec r = {
+		jt_now_ns(), pid, id, kind, 0, status, ino
+	};
 
 	jt_writer_add(j->w, JT_REC_JITFILE, &r, sizeof(r), path,
 		      strlen(path) + 1);
@@ -139,15 +142,17 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int fd,
 	struct jt_jitfile *f;
 	int err = vet(j, pid, fd);
 
+	struct stat st;
+
 	f = err ? NULL : realloc(j->f, (j->n + 1) * sizeof(*f));
 	if (!f) {
 		close(fd);
-		note(j, pid, 0, kind, err ? err : -ENOMEM, path);
+		note(j, pid, 0, kind, err ? err : -ENOMEM, path, 0);
 		return;
 	}
 	j->f = f;
 	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0 };
-	note(j, pid, j->n + 1, kind, 0, path);
+	note(j, pid, j->n + 1, kind, 0, path, fstat(fd, &st) ? 0 : st.st_ino);
 	j->n++;
 }
 
@@ -185,7 +190,7 @@ static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev,
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		note(j, ev->h.pid, 0, JT_JIT_JITDUMP, -errno, path);
+		note(j, ev->h.pid, 0, JT_JIT_JITDUMP, -errno, path, 0);
 		return;
 	}
 	add(j, ev->h.pid, JT_JIT_JITDUMP, fd, path);
@@ -202,7 +207,7 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			note(j, pid, 0, JT_JIT_PERFMAP, -errno, path);
+			note(j, pid, 0, JT_JIT_PERFMAP, -errno, path, 0);
 		return;
 	}
 	add(j, pid, JT_JIT_PERFMAP, fd, path);
@@ -213,8 +218,7 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 	struct jt_jit_rec r = { .file_id = f->id };
 	ssize_t n;
 
-	while (f->fd >= 0 &&
-	       (n = pread(f->fd, j->buf, CHUNK, f->offset)) > 0) {
+	while (f->fd >= 0 && (n = pread(f->fd, j->buf, CHUNK, f->offset)) > 0) {
 		r.time = jt_now_ns();
 		r.offset = f->offset;
 		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);

@@ -113,8 +113,7 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 			return jt_usage_error(usage, NULL);
 		}
 	}
-	return optind < argc ? jt_usage_error(usage, "unexpected argument") :
-			       0;
+	return optind < argc ? jt_usage_error(usage, "unexpected argument") : 0;
 }
 
 /*

@@ -156,6 +156,14 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 			       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
 		}
 		break;
+	case JT_EV_MAPWRITE:
+		printf(c->json ? ",\"end\":%llu,\"len\":%llu" :
+				 " end=%llu len=%llu",
+		       (unsigned long long)((const struct jt_write_event *)h)
+			       ->end,
+		       (unsigned long long)((const struct jt_write_event *)h)
+			       ->len);
+		break;
 	case JT_EV_EXIT:
 		printf(c->json ? ",\"group\":%s,\"exit_code\":%d" :
 				 " group=%s code=%d",

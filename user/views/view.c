@@ -39,7 +39,7 @@ const char *jt_event_name(uint16_t type)
 		[JT_EV_MUNMAP] = "munmap", [JT_EV_MREMAP] = "mremap",
 		[JT_EV_BRK] = "brk",	   [JT_EV_FORK] = "fork",
 		[JT_EV_EXEC] = "exec",	   [JT_EV_VMA] = "vma",
-		[JT_EV_EXIT] = "exit",
+		[JT_EV_EXIT] = "exit",	   [JT_EV_MAPWRITE] = "perfmap_write",
 	};
 
 	return type < JT_EV_MAX && names[type] ? names[type] : "unknown";

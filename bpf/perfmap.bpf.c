@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Time for perf-map lines: each write(2) a traced process makes to a file
+ * named perf-*.map, with the file position it ended at. The recorder
+ * copies the file itself; these say when each piece was written.
+ */
+#include "common.bpf.h"
+
+struct write_call {
+	struct file *file; /* NULL: not a perf-map write */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct write_call);
+} writes SEC(".maps");
+
+static __always_inline struct file *fd_file(struct task_struct *t, __u64 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* "perf-" ... ".map": the name perf gives the file, whatever the pid. */
+static __always_inline bool is_perfmap(struct file *f)
+{
+	struct qstr q = BPF_CORE_READ(f, f_path.dentry, d_name);
+	char name[32] = {};
+	__u32 len = q.len;
+
+	if (len < 10 || len >= sizeof(name))
+		return false;
+	bpf_probe_read_kernel(name, sizeof(name) - 1, q.name);
+	return name[0] == 'p' && name[1] == 'e' && name[2] == 'r' &&
+	       name[3] == 'f' && name[4] == '-' &&
+	       name[(len - 4) & 31] == '.' && name[(len - 3) & 31] == 'm' &&
+	       name[(len - 2) & 31] == 'a' && name[(len - 1) & 31] == 'p';
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int jt_enter_write(struct trace_event_raw_sys_enter *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct write_call *w;
+	struct file *f;
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	f = fd_file(t, ctx->args[0]);
+	if (!f || !is_perfmap(f))
+		return 0;
+	w = bpf_task_storage_get(&writes, t, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (w)
+		w->file = f;
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_write")
+int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
+{
+	struct write_call *w = bpf_task_storage_get(
+		&writes, bpf_get_current_task_btf(), 0, 0);
+	struct jt_write_event ev = {};
+
+	if (!w || !w->file)
+		return 0;
+	if (ctx->ret > 0) {
+		/* A local: CO-RE must relocate struct file, not ours. */
+		struct file *f = w->file;
+
+		jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));
+		ev.end = BPF_CORE_READ(f, f_pos);
+		ev.len = ctx->ret;
+		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		jt_emit(&ev, sizeof(ev));
+	}
+	w->file = NULL;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
