@@ -260,6 +260,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("pid %d\n", getpid());
+	fflush(stdout); /* tests read it while we run */
 	if (!strcmp(mode, "adjacent"))
 		adjacent(n, secs);
 	else if (!strcmp(mode, "reuse"))

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""JIT attribution against what really ran: jitgen logs every stretch of
+time a function ran at an address; each sample in such a stretch must
+carry exactly that name."""
+import json
+import os
+import pwd
+import subprocess
+import time
+
+from jt import JT, TMP, USER, WL, hx, record, run, script
+
+CODE = 16
+
+
+def jitgen(mode, n, secs, jitdump=True, perfmap=False, opts=()):
+    jd = os.path.join(TMP, "jitdumps")
+    os.makedirs(jd, exist_ok=True)
+    os.chmod(jd, 0o777)
+    args = [os.path.join(WL, "jitgen"), mode, str(n), str(secs)]
+    if jitdump:
+        args += ["-j", jd]
+    if perfmap:
+        args += ["-m"]
+    p, data = record(args, opts)
+    return p.stdout, data
+
+
+def runs(stdout):
+    out = []
+    for line in stdout.splitlines():
+        f = line.split()
+        if f[0] == "run":
+            out.append((f[1], int(f[2], 16), int(f[3]), int(f[4])))
+    return out
+
+
+def loads(stdout):
+    return {f[1]: int(f[4]) for f in (l.split() for l in stdout.splitlines())
+            if f[0] == "load"}
+
+
+def truth(sample, stretches):
+    ip, t = hx(sample["ip"]), sample["time"]
+    for name, addr, t0, t1 in stretches:
+        if addr <= ip < addr + CODE and t0 <= t <= t1:
+            return name
+    return None
+
+
+def check(stdout, data, source, min_each=5, retro_before=None):
+    stretches = runs(stdout)
+    per_name = {}
+    for s in script(data):
+        if s["type"] != "sample" or s["kernel"]:
+            continue
+        want = truth(s, stretches)
+        if want is None:
+            continue
+        assert s["sym"] == want, f"sample at {s['time']} named {s['sym']}, ran {want}"
+        assert s["source"] == source, s
+        if retro_before is not None:
+            assert s["retro"] == (s["time"] < retro_before[want]), s
+        else:
+            assert not s["retro"], s
+        per_name[want] = per_name.get(want, 0) + 1
+    names = {r[0] for r in stretches}
+    assert set(per_name) == names, f"no samples in {names - set(per_name)}"
+    assert min(per_name.values()) >= min_each, per_name
+    return per_name
+
+
+def test_adjacent_pages_jitdump_only():
+    out, data = jitgen("adjacent", 6, 1.2)
+    check(out, data, "jitdump")
+
+
+def test_adjacent_pages_perfmap_only():
+    out, data = jitgen("adjacent", 6, 1.2, jitdump=False, perfmap=True)
+    check(out, data, "perfmap")
+
+
+def test_adjacent_pages_jitdump_wins_over_perfmap():
+    out, data = jitgen("adjacent", 6, 1.2, perfmap=True)
+    check(out, data, "jitdump")
+
+
+def test_address_reuse_perfmap_only():
+    out, data = jitgen("reuse", 6, 1.2, jitdump=False, perfmap=True)
+    check(out, data, "perfmap")
+
+
+def test_address_reuse_jitdump():
+    out, data = jitgen("reuse", 6, 1.2)
+    check(out, data, "jitdump")
+
+
+def test_memfd_double_mapped_code():
+    out, data = jitgen("memfd", 4, 1.0)
+    check(out, data, "jitdump")
+
+
+def test_late_code_load_records_are_retro():
+    out, data = jitgen("late", 4, 1.2)
+    counts = check(out, data, "jitdump", retro_before=loads(out))
+    rep = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    retro = sum(r["retro"] for r in rep)
+    assert retro > 0
+    footer = run([JT, "report", "-i", data]).stdout
+    assert f"{retro} retro" in footer
+    assert sum(r["samples"] for r in rep if r["sym"].startswith("late_")) == \
+        sum(counts.values())
+
+
+def test_jit_code_move():
+    out, data = jitgen("move", 3, 1.2)
+    check(out, data, "jitdump")
+
+
+def test_report_counts_match_script():
+    out, data = jitgen("reuse", 4, 0.8, jitdump=False, perfmap=True)
+    counts = {}
+    for s in script(data):
+        if s["type"] == "sample":
+            counts[s["sym"]] = counts.get(s["sym"], 0) + 1
+    rep = json.loads(run([JT, "report", "-i", data, "--json", "--sort", "sym"]).stdout)
+    for r in rep:
+        if r["sym"].startswith("reused_"):
+            assert r["samples"] == counts[r["sym"]], r
+            assert r["source"] == "perfmap"
+    total = sum(r["samples"] for r in rep)
+    assert abs(sum(r["percent"] for r in rep) - 100) < 0.1 and total == sum(counts.values())
+
+
+def test_recording_is_self_contained():
+    out, data = jitgen("reuse", 3, 0.6, perfmap=True)
+    pid = int(out.split()[1])
+    os.unlink(f"/tmp/perf-{pid}.map")
+    os.unlink(os.path.join(TMP, "jitdumps", f"jit-{pid}.dump"))
+    check(out, data, "jitdump")
+
+
+def _plant(pid, how):
+    path = f"/tmp/perf-{pid}.map"
+    if how == "symlink":
+        os.symlink("/etc/hostname", path)
+    else:
+        with open(path, "w") as f:
+            f.write("0 ffffffffffff planted_by_another_user\n")
+        daemon = pwd.getpwnam("daemon")
+        os.chown(path, daemon.pw_uid, daemon.pw_gid)
+    return path
+
+
+def test_planted_perfmap_is_refused():
+    for how in ("other-user", "symlink"):
+        data = os.path.join(TMP, f"planted-{how}.data")
+        rec = subprocess.Popen([JT, "record", "-o", data, "--user", USER, "--",
+                                os.path.join(WL, "jitgen"), "late", "2", "1.5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pid = int(rec.stdout.readline().split()[1])
+        path = _plant(pid, how)
+        try:
+            out, err = rec.communicate(timeout=30)
+        finally:
+            os.unlink(path)
+        assert f"not reading {path} of pid {pid}" in err, err
+        rep = run([JT, "report", "-i", data]).stdout
+        assert f"# {path} (pid {pid}): refused" in rep, rep
+        assert "planted_by_another_user" not in rep
+        assert not any(s.get("source") == "perfmap" for s in script(data))
