@@ -4,7 +4,7 @@
 set -e
 pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
 pkg-config make gcc jq linux-perf"
-[ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux"
+[ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
