@@ -90,7 +90,7 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | deps
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -std=gnu11 \
-		-D_GNU_SOURCE -Iinclude -Iuser -o $@ $^
+		-D_GNU_SOURCE -Iinclude -Iuser -o $@ $^ -lelf -lz
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \

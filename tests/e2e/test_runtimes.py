@@ -6,7 +6,7 @@ import os
 import shutil
 
 import jitdump
-from jt import ROOT, TMP, Skip, hx, record, script
+from jt import ROOT, TMP, Skip, hx, record, run, script
 
 JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
 
@@ -82,9 +82,7 @@ def test_node_perf_basic_prof_perfmap():
 def test_lli_mcjit_jitdump():
     need("lli")
     d = workdir("lli")
-    ll = os.path.join(d, "hot.ll")
-    with open(ll, "w") as f:
-        f.write(LL)
+    ll = os.path.join(ROOT, "tests/workloads/hot.ll")
     p, data = record(["env", f"JITDUMPDIR={d}", "lli", "-jit-kind=mcjit", ll])
     dumps = glob.glob(os.path.join(d, ".debug/jit/*/jit-*.dump"))
     assert len(dumps) == 1, dumps
@@ -96,25 +94,21 @@ def test_lli_mcjit_jitdump():
     assert len(spin) >= 0.8 * len(samples) and all(s["source"] == "jitdump" for s in spin)
 
 
-LL = """
-define i64 @spin(i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %acc = phi i64 [ 0, %entry ], [ %acc2, %loop ]
-  %x = mul i64 %i, 2654435761
-  %acc2 = xor i64 %acc, %x
-  %next = add i64 %i, 1
-  %done = icmp eq i64 %next, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret i64 %acc2
-}
-define i32 @main() {
-  %r = call i64 @spin(i64 1500000000)
-  %t = trunc i64 %r to i32
-  %z = and i32 %t, 0
-  ret i32 %z
-}
-"""
+
+def test_compare_perf_names_at_least_what_perf_names():
+    if not shutil.which("perf"):
+        raise Skip("perf is not installed")
+    out = run([os.path.join(ROOT, "scripts/compare-perf.sh"),
+               "jitgen:reuse:perfmap", "jitgen:adjacent:jitdump"], timeout=300).stdout
+    share = {}
+    for line in out.splitlines()[1:]:
+        w, tool, n, right, _ = line.split()
+        share[(w, tool)] = (int(n), int(right))
+    for w in ("jitgen:reuse:perfmap", "jitgen:adjacent:jitdump"):
+        n, right = share[(w, "jittrace")]
+        pn, pright = share[(w, "perf")]
+        assert n > 500 and right == n, (w, n, right)
+        assert right / n >= pright / pn, (w, share)
+    # The case perf gets wrong: addresses reused, perf-map only.
+    pn, pright = share[("jitgen:reuse:perfmap", "perf")]
+    assert pright < 0.5 * pn, share

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer harness: any byte string as a recording, shown by the views
- * a user runs on it (script and maps, text and JSON).
+ * a user runs on it (script, maps, report; text, JSON and folded).
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -34,5 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	view(cmd_script, path, "--json");
 	view(cmd_maps, path, NULL);
 	view(cmd_maps, path, "--json");
+	view(cmd_report, path, NULL);
+	view(cmd_report, path, "--json");
+	view(cmd_script, path, "--folded");
 	return 0;
 }

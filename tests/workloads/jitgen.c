@@ -9,7 +9,9 @@
  *             from an RX view (W^X double mapping), re-mprotected
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
- * usage: jitgen MODE N SECONDS [-j DIR] [-m]
+ * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m]
+ * -t writes the jitdump without the marker mmap: ground truth that no
+ * profiler sees.
  * Ground truth on stdout: "load NAME ADDR SIZE NS" for every record
  * written, "move NAME OLD NEW NS", and "run NAME ADDR FROM_NS TO_NS" for
  * every stretch of time a function ran.
@@ -54,7 +56,8 @@ static void put(const void *p, size_t n)
 	fwrite(p, 1, n, dump);
 }
 
-static void jitdump_open(const char *dir)
+/* marker: announce the file to profilers; without it, truth for tests. */
+static void jitdump_open(const char *dir, int marker)
 {
 	char path[512];
 	struct {
@@ -70,8 +73,8 @@ static void jitdump_open(const char *dir)
 		exit(1);
 	}
 	/* The marker perf (and jittrace) look for. */
-	if (mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
-	    MAP_FAILED) {
+	if (marker && mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+			   0) == MAP_FAILED) {
 		perror("marker mmap");
 		exit(1);
 	}
@@ -252,7 +255,9 @@ int main(int argc, char **argv)
 
 	for (i = 4; i < argc; i++) {
 		if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-			jitdump_open(argv[++i]);
+			jitdump_open(argv[++i], 1);
+		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
+			jitdump_open(argv[++i], 0);
 		} else if (!strcmp(argv[i], "-m")) {
 			snprintf(path, sizeof(path), "/tmp/perf-%d.map",
 				 getpid());

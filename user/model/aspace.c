@@ -110,7 +110,7 @@ int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 	size_t i, j;
 	int err;
 
-	if (start >= end)
+	if (start >= end || !as->n)
 		return 0;
 	err = split2(as, start, end);
 	if (err)
@@ -179,7 +179,8 @@ int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 	moved = malloc((n ? n : 1) * sizeof(*moved));
 	if (!moved)
 		return -ENOMEM;
-	memcpy(moved, &as->r[first], n * sizeof(*moved));
+	if (n)
+		memcpy(moved, &as->r[first], n * sizeof(*moved));
 	if (!keep_old)
 		err = jt_aspace_cut(as, old, old + old_len);
 	if (!err)

@@ -53,7 +53,8 @@ static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
 			    sym.st_size ? sym.st_size : 1, name, strs))
 			break;
 	}
-	qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
+	if (f->nsyms)
+		qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
 }
 
 /* .symtab when the file has one (not stripped), else .dynsym. */

@@ -25,6 +25,8 @@ enum {
 static int append(unsigned char **buf, size_t *len, size_t *cap,
 		  const void *data, size_t n)
 {
+	if (!n)
+		return 0;
 	if (*len + n > *cap) {
 		size_t ncap = *cap ? *cap : 4096;
 		unsigned char *b;
@@ -253,7 +255,14 @@ static bool hex_field(const char **p, const char *end, uint64_t *out)
 static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 		       uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
 {
-	const char *end = s + len;
+	const char *end;
+
+	if (!len) {
+		m->stats.lines++;
+		m->stats.skipped++;
+		return;
+	}
+	end = s + len;
 	struct jt_jit_event ev = { .op = JT_JIT_LOAD,
 				   .time = time,
 				   .pid = pid,

@@ -23,6 +23,8 @@ void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
 {
 	size_t i = lower(t, start), j = i;
 
+	if (!t->n)
+		return;
 	while (j < t->n && t->e[j].start < end)
 		j++;
 	memmove(&t->e[i], &t->e[j], (t->n - j) * sizeof(*t->e));

@@ -42,8 +42,10 @@ static void parse(struct jt_kallsyms *k, size_t len)
 		}
 		p = nl + 1;
 	}
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp);
+	/* kptr_restrict showed every address as 0: no names to give. */
 	k->hidden = k->n && !k->syms[k->n - 1].addr;
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp);
 }
 
 int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len)

@@ -242,7 +242,8 @@ static void group(struct report *r)
 		if (r->rows[i].samples)
 			r->rows[n++] = r->rows[i];
 	r->n = n;
-	qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
+	if (n)
+		qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
 }
 
 static void print_json(const struct report *r)

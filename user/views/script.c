@@ -393,7 +393,8 @@ static void print_folded(struct script_ctx *c)
 {
 	size_t i, run = 1;
 
-	qsort(c->stacks, c->nstacks, sizeof(*c->stacks), cmp_str);
+	if (c->nstacks)
+		qsort(c->stacks, c->nstacks, sizeof(*c->stacks), cmp_str);
 	for (i = 0; i < c->nstacks; i++) {
 		if (i + 1 < c->nstacks &&
 		    !strcmp(c->stacks[i], c->stacks[i + 1])) {
