@@ -77,8 +77,11 @@ test-e2e: all
 demo: all
 	@sh scripts/demo.sh $(OUT)
 
+# BENCH_REPORT="FUNCTIONS SECONDS FREQ BUDGET" sizes the naming benchmark.
+BENCH_REPORT ?= 200000 20 50000 300
 bench: all
 	@sh tests/bench/bench.sh $(OUT)
+	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
 
 # Recordings are untrusted input: fuzz everything that reads one.
 FUZZ_SECONDS ?= 60

@@ -57,8 +57,7 @@ int jt_enter_write(struct trace_event_raw_sys_enter *ctx)
 	f = fd_file(t, ctx->args[0]);
 	if (!f || !is_perfmap(f))
 		return 0;
-	w = bpf_task_storage_get(&writes, t, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	w = bpf_task_storage_get(&writes, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (w)
 		w->file = f;
 	return 0;
@@ -67,8 +66,8 @@ int jt_enter_write(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_write")
 int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 {
-	struct write_call *w = bpf_task_storage_get(
-		&writes, bpf_get_current_task_btf(), 0, 0);
+	struct write_call *w =
+		bpf_task_storage_get(&writes, bpf_get_current_task_btf(), 0, 0);
 	struct jt_write_event ev = {};
 
 	if (!w || !w->file)

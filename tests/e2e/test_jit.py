@@ -5,6 +5,7 @@ carry exactly that name."""
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import time
 
@@ -169,3 +170,22 @@ def test_planted_perfmap_is_refused():
         assert f"# {path} (pid {pid}): refused" in rep, rep
         assert "planted_by_another_user" not in rep
         assert not any(s.get("source") == "perfmap" for s in script(data))
+
+
+def test_elf_symbols_and_build_id_check():
+    copy = os.path.join(TMP, "spin-copy")
+    shutil.copy(os.path.join(WL, "spin"), copy)
+    os.chmod(copy, 0o755)
+    _, data = record([copy, "0.6"])
+    rep = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    spin = [r for r in rep if r["sym"] == "spin_here"]
+    assert len(spin) == 1 and spin[0]["source"] == "elf" and spin[0]["dso"] == "spin-copy"
+    assert spin[0]["percent"] > 50, rep
+    # The file changes after recording: its symbols must not be used.
+    shutil.copy(os.path.join(WL, "mapops"), copy)
+    text = run([JT, "report", "-i", data]).stdout
+    assert f"# {copy}: build-id differs from the recorded one" in text, text
+    rep = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    assert not any(r["sym"] == "spin_here" for r in rep)
+    assert any(r["dso"] == "spin-copy" and r["sym"].startswith("[spin-copy+0x")
+               for r in rep), rep

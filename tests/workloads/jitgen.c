@@ -9,6 +9,7 @@
  *             from an RX view (W^X double mapping), re-mprotected
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
+ *   many      N functions 16 bytes apart, all loaded, then run in turn
  * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m]
  * -t writes the jitdump without the marker mmap: ground truth that no
  * profiler sees.
@@ -82,12 +83,27 @@ static void jitdump_open(const char *dir, int marker)
 	fflush(dump);
 }
 
+static void write_load(const char *name, void *code, uint64_t t);
+
 static void record_load(const char *name, void *code)
 {
-	uint64_t t = now_ns(), addr = (uintptr_t)code;
+	uint64_t t = now_ns();
 
-	printf("load %s %lx %x %llu\n", name, (unsigned long)addr, CODE_SIZE,
-	       (unsigned long long)t);
+	printf("load %s %lx %x %llu\n", name, (unsigned long)(uintptr_t)code,
+	       CODE_SIZE, (unsigned long long)t);
+	write_load(name, code, t);
+}
+
+/* Ground truth on stdout is skipped: 200000 lines would swamp the test. */
+static void record_load_quiet(const char *name, void *code)
+{
+	write_load(name, code, now_ns());
+}
+
+static void write_load(const char *name, void *code, uint64_t t)
+{
+	uint64_t addr = (uintptr_t)code;
+
 	if (dump) {
 		uint32_t id = 0, size = 16 + 40 + strlen(name) + 1 + CODE_SIZE;
 		uint32_t pid = getpid(), tid = gettid();
@@ -246,6 +262,32 @@ static void move(int n, double secs)
 	}
 }
 
+/* N small functions packed 16 bytes apart: a JIT at scale. */
+static void many(int n, double secs)
+{
+	size_t bytes = ((size_t)n * CODE_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
+	unsigned char *code = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t end;
+	char name[32];
+	int i;
+
+	if (code == MAP_FAILED)
+		exit(1);
+	for (i = 0; i < n; i++)
+		emit_body(code + (size_t)i * CODE_SIZE, 200);
+	if (mprotect(code, bytes, PROT_READ | PROT_EXEC))
+		exit(1);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "many_%d", i);
+		record_load_quiet(name, code + (size_t)i * CODE_SIZE);
+	}
+	end = now_ns() + secs * 1e9;
+	while (now_ns() < end)
+		for (i = 0; i < n; i++)
+			((void (*)(void))(code + (size_t)i * CODE_SIZE))();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "adjacent";
@@ -276,6 +318,8 @@ int main(int argc, char **argv)
 		late(n, secs);
 	else if (!strcmp(mode, "move"))
 		move(n, secs);
+	else if (!strcmp(mode, "many"))
+		many(n, secs);
 	else
 		return 2;
 	return 0;

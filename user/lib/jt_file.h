@@ -23,6 +23,18 @@ enum jt_rec_type {
 	JT_REC_JITFILE = 6, /* struct jt_jitfile_rec + path: a JIT file found */
 	JT_REC_JIT = 7,	    /* struct jt_jit_rec + bytes read from that file */
 	JT_REC_KALLSYMS = 8, /* u64 length, then zlib-compressed text lines */
+	JT_REC_BUILDID = 9,  /* struct jt_buildid_rec + path */
+};
+
+/* The build-id of a file mapped executable, read while it was mapped. */
+struct jt_buildid_rec {
+	uint64_t dev; /* the kernel's encoding, as BPF reports it */
+	uint64_t ino;
+	uint8_t len; /* 0: the file has none */
+	uint8_t pad[7];
+	uint8_t id[20];
+	uint8_t pad2[4];
+	/* NUL-terminated path follows */
 };
 
 enum jt_jit_kind {

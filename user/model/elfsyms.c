@@ -57,6 +57,38 @@ static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
 		qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
 }
 
+static size_t note_build_id(Elf_Scn *scn, unsigned char id[20])
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= 20 &&
+		    desc_off + nh.n_descsz <= d->d_size) {
+			memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+			return nh.n_descsz;
+		}
+	}
+	return 0;
+}
+
+size_t jt_elf_build_id(int fd, unsigned char id[20])
+{
+	Elf_Scn *scn = NULL;
+	size_t len = 0;
+	GElf_Shdr sh;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !len && (scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+			len = note_build_id(scn, id);
+	elf_end(e);
+	return len;
+}
+
 /* .symtab when the file has one (not stripped), else .dynsym. */
 static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 {
@@ -73,20 +105,7 @@ static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 			dyn = scn;
 			dsh = sh;
 		} else if (sh.sh_type == SHT_NOTE && !f->build_id_len) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-			size_t off = 0, name_off, desc_off;
-			GElf_Nhdr nh;
-
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off,
-							&desc_off)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID &&
-				    nh.n_descsz <= sizeof(f->build_id)) {
-					memcpy(f->build_id,
-					       (char *)d->d_buf + desc_off,
-					       nh.n_descsz);
-					f->build_id_len = nh.n_descsz;
-				}
-			}
+			f->build_id_len = note_build_id(scn, f->build_id);
 		}
 	}
 	if (tab)

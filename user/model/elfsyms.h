@@ -40,6 +40,8 @@ struct jt_elfcache {
 };
 
 struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path);
+/* The GNU build-id of the ELF file open at fd; its length, or 0. */
+size_t jt_elf_build_id(int fd, unsigned char id[20]);
 /* The function holding file offset off, or NULL. */
 const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off);
 void jt_elfcache_free(struct jt_elfcache *c);

@@ -279,6 +279,32 @@ static int add_write(struct jt_stream *s, const struct jt_rec *r, uint64_t seq)
 	return 0;
 }
 
+static int add_buildid(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_buildid_rec **n;
+
+	if (r->len < sizeof(struct jt_buildid_rec) ||
+	    ((const struct jt_buildid_rec *)r->data)->len > 20)
+		return 0;
+	n = realloc(s->buildids, (s->nbuildids + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->buildids = n;
+	n[s->nbuildids++] = r->data;
+	return 0;
+}
+
+const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
+					       uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < s->nbuildids; i++)
+		if (s->buildids[i]->dev == dev && s->buildids[i]->ino == ino)
+			return s->buildids[i];
+	return NULL;
+}
+
 static int cmp_write(const void *a, const void *b)
 {
 	const struct jt_mapwrite *x = a, *y = b;
@@ -371,6 +397,9 @@ static int read_all(struct jt_stream *s)
 		case JT_REC_KALLSYMS:
 			s->kallsyms = r.data;
 			s->kallsyms_len = r.len;
+			break;
+		case JT_REC_BUILDID:
+			err = add_buildid(s, &r);
 			break;
 		case JT_REC_LOST:
 			if (r.len >= sizeof(s->lost))
@@ -473,6 +502,7 @@ void jt_stream_free(struct jt_stream *s)
 	}
 	free(s->sources);
 	free(s->writes);
+	free(s->buildids);
 	free(s->jit);
 	jt_strtab_free(&s->strs);
 	jt_reader_close(&s->rd);

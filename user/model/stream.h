@@ -94,7 +94,13 @@ struct jt_stream {
 	size_t kallsyms_len;
 	struct jt_mapwrite *writes; /* JT_EV_MAPWRITE by pid, inode, time */
 	size_t nwrites;
+	const struct jt_buildid_rec **buildids;
+	size_t nbuildids;
 };
+
+/* The build-id recorded for a file, or NULL. */
+const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
+					       uint64_t dev, uint64_t ino);
 
 struct jt_mapwrite {
 	uint32_t pid;

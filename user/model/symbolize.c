@@ -75,6 +75,33 @@ static bool jit_symbol(struct symbolizer *z, struct jt_proc *p, uint64_t ip,
 	return j;
 }
 
+/*
+ * The file on disk is not the one that was mapped when its build-id
+ * differs from the one read while recording: its symbols would lie.
+ */
+static bool changed(struct symbolizer *z, const struct jt_elffile *f,
+		    const struct jt_region *g)
+{
+	const struct jt_buildid_rec *b =
+		jt_stream_buildid(z->s, g->dev, g->ino);
+	struct jt_syms *o = z->out;
+	const char **n;
+	size_t i;
+
+	if (!b || !b->len ||
+	    (b->len == f->build_id_len && !memcmp(b->id, f->build_id, b->len)))
+		return false;
+	for (i = 0; i < o->nchanged; i++)
+		if (o->changed[i] == f->path)
+			return true;
+	n = realloc(o->changed, (o->nchanged + 1) * sizeof(*n));
+	if (n) {
+		o->changed = n;
+		o->changed[o->nchanged++] = f->path;
+	}
+	return true;
+}
+
 static void region_symbol(struct symbolizer *z, const struct jt_region *g,
 			  uint64_t ip, struct jt_symres *r)
 {
@@ -99,6 +126,10 @@ static void region_symbol(struct symbolizer *z, const struct jt_region *g,
 	r->offset = g->pgoff + (ip - g->start);
 	r->dso = basename_of(r->path);
 	f = jt_elf_get(&z->elf, r->path);
+	if (f && f->ok && changed(z, f, g)) {
+		z->out->st.buildid_mismatch++;
+		return;
+	}
 	if (f && f->ok) {
 		r->source = JT_SRC_ELF;
 		r->sym = jt_elf_symbol(f, r->offset);
@@ -360,6 +391,7 @@ void jt_syms_free(struct jt_syms *out)
 {
 	free(out->res);
 	free(out->frames);
+	free(out->changed);
 	jt_strtab_free(&out->strs);
 	memset(out, 0, sizeof(*out));
 }

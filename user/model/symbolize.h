@@ -33,7 +33,8 @@ struct jt_symstats {
 	uint64_t unknown;
 	uint64_t retro;
 	uint64_t by_source[JT_SRC_ANON + 1];
-	uint64_t kernel_unnamed; /* no kallsyms in the recording */
+	uint64_t kernel_unnamed;   /* no kallsyms in the recording */
+	uint64_t buildid_mismatch; /* samples in files changed since */
 };
 
 struct jt_syms {
@@ -43,6 +44,8 @@ struct jt_syms {
 	size_t frames_cap;
 	struct jt_symstats st;
 	struct jt_strtab strs;
+	const char **changed; /* files whose build-id is not the recorded one */
+	size_t nchanged;
 };
 
 int jt_symbolize(struct jt_stream *s, struct jt_syms *out);

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "jittrace.h"
 #include "lib/jt_file.h"
+#include "record/buildids.h"
 #include "record/jitfiles.h"
 #include "record/kallsyms_capture.h"
 #include "record/perf_rings.h"
@@ -45,6 +46,7 @@ struct recorder {
 	struct jt_perf perf;
 	struct jt_target target;
 	struct jt_jitfiles jit;
+	struct jt_buildids bids;
 	uint64_t bpf_records;
 	size_t jit_files;
 	uint64_t lost_written;
@@ -192,6 +194,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 		r->write_errors++;
 	r->bpf_records++;
 	jt_jitfiles_event(&r->jit, data, size);
+	jt_buildids_event(&r->bids, data, size);
 	return 0;
 }
 
@@ -515,6 +518,7 @@ int cmd_record(int argc, char **argv)
 	err = jt_writer_open(&r.w, r.o.output);
 	if (!err)
 		err = jt_jitfiles_init(&r.jit, &r.w, r.o.all);
+	r.bids.w = &r.w;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r.o.output,
 			strerror(-err));
@@ -544,5 +548,6 @@ int cmd_record(int argc, char **argv)
 	rc = r.o.argv[0] ? reap_target(&r, status) : (err ? 1 : 0);
 	jt_perf_close(&r.perf);
 	jt_probes_close(&r.probes);
+	jt_buildids_free(&r.bids);
 	return rc;
 }

@@ -323,6 +323,16 @@ static void print_sources(const struct jt_stream *s)
 	}
 }
 
+static void print_changed(const struct jt_syms *y)
+{
+	size_t i;
+
+	for (i = 0; i < y->nchanged; i++)
+		printf("# %s: build-id differs from the recorded one; its "
+		       "samples are not named\n",
+		       y->changed[i]);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report r = {};
@@ -351,6 +361,7 @@ int cmd_report(int argc, char **argv)
 	} else {
 		print_table(&r, &s, &syms);
 		print_sources(&s);
+		print_changed(&syms);
 		jt_print_loss_footer(stdout, &s, &m);
 	}
 	free(r.rows);
