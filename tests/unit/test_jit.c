@@ -145,10 +145,29 @@ static void test_jitdump_arch_timestamps_have_no_time(void **state)
 	jt_jitdump_feed(&d, buf, n, collect, &g);
 	assert_true(d.arch_time);
 	check_events(&g, 1);
+	assert_int_equal(g.ev[0].arch_time, 2001);
 	jt_jitdump_free(&d);
 }
 
 /* A file still being written: every split point gives the same events. */
+/* perf_event_open(2)'s arithmetic, done by hand. */
+static void test_tsc_conversion(void **state)
+{
+	struct jt_tsc c = {
+		.zero = 1000, .mult = 3 << 20, .shift = 21, .mono_offset = -7
+	};
+	uint64_t tsc = (5ULL << 21) + 12345;
+	uint64_t want =
+		1000 + 5 * (3ULL << 20) + ((12345ULL * (3 << 20)) >> 21) - 7;
+
+	assert_int_equal(jt_tsc_to_mono(&c, tsc), want);
+	/* Days of uptime: the split multiply matches exact arithmetic. */
+	tsc = (1ULL << 50) + 987654321;
+	want = 1000 + (uint64_t)(((unsigned __int128)tsc * (3 << 20)) >> 21) -
+	       7;
+	assert_int_equal(jt_tsc_to_mono(&c, tsc), want);
+}
+
 static void test_jitdump_every_split_point(void **state)
 {
 	unsigned char buf[1024];
@@ -328,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jitdump_both_byte_orders),
 		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
+		cmocka_unit_test(test_tsc_conversion),
 		cmocka_unit_test(test_jitdump_every_split_point),
 		cmocka_unit_test(test_jitdump_every_truncation),
 		cmocka_unit_test(test_jitdump_hostile),

@@ -50,6 +50,15 @@ static void consume(unsigned char *buf, size_t *len, size_t n)
 	*len -= n;
 }
 
+/* The arithmetic perf_event_open(2) gives for cap_user_time_zero. */
+uint64_t jt_tsc_to_mono(const struct jt_tsc *c, uint64_t tsc)
+{
+	uint64_t quot = tsc >> c->shift, rem = tsc & ((1ULL << c->shift) - 1);
+
+	return c->zero + quot * c->mult + ((rem * c->mult) >> c->shift) +
+	       c->mono_offset;
+}
+
 void jt_jitdump_init(struct jt_jitdump *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -161,6 +170,7 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 	bool ok = true;
 
 	ev.time = d->arch_time ? 0 : u64(d, r + 8);
+	ev.arch_time = d->arch_time ? u64(d, r + 8) : 0;
 	switch (id) {
 	case JIT_CODE_LOAD:
 		ev.op = JT_JIT_LOAD;

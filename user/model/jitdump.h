@@ -22,7 +22,8 @@ enum jt_jit_op {
 
 struct jt_jit_event {
 	enum jt_jit_op op;
-	uint64_t time; /* 0: the record carries no usable time */
+	uint64_t time;	    /* 0: the record carries no usable time */
+	uint64_t arch_time; /* the raw TSC value, with arch_time files */
 	uint32_t pid;
 	uint32_t tid;
 	uint64_t addr;	   /* LOAD: code_addr; MOVE: new_code_addr */
@@ -55,6 +56,19 @@ struct jt_jitdump {
 	char err[128];
 };
 
+/*
+ * perf's TSC conversion (perf_event_mmap_page time_zero/mult/shift) and
+ * the offset from perf's clock to CLOCK_MONOTONIC measured at record
+ * start: what turns JITDUMP_FLAGS_ARCH_TIMESTAMP times into ours.
+ */
+struct jt_tsc {
+	uint64_t zero;
+	uint32_t mult;
+	uint16_t shift;
+	int64_t mono_offset;
+};
+
+uint64_t jt_tsc_to_mono(const struct jt_tsc *c, uint64_t tsc);
 void jt_jitdump_init(struct jt_jitdump *d);
 /* 0, or -1 once the file cannot be read further (see d->err). */
 int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,

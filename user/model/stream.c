@@ -47,6 +47,16 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	if (jt_stream_meta(s, "perf.sample_type"))
 		s->sample_type = strtoull(jt_stream_meta(s, "perf.sample_type"),
 					  NULL, 0);
+	if (jt_stream_meta(s, "tsc.mult")) {
+		s->tsc.zero =
+			strtoull(jt_stream_meta(s, "tsc.zero") ?: "0", NULL, 0);
+		s->tsc.mult = strtoul(jt_stream_meta(s, "tsc.mult"), NULL, 0);
+		s->tsc.shift = strtoul(jt_stream_meta(s, "tsc.shift") ?: "0",
+				       NULL, 0) &
+			       63;
+		s->tsc.mono_offset = strtoll(
+			jt_stream_meta(s, "tsc.mono_offset") ?: "0", NULL, 0);
+	}
 	return 0;
 }
 
@@ -169,6 +179,22 @@ static uint64_t line_time(struct jt_stream *s, struct jit_feed *f,
 }
 
 /*
+ * jitdump times are the writer's CLOCK_MONOTONIC, or TSC with the arch
+ * flag: converted when the recording kept perf's conversion, else the
+ * time the piece was read, counted.
+ */
+static uint64_t dump_time(struct jt_stream *s, struct jit_feed *f,
+			  const struct jt_jit_event *ev)
+{
+	if (ev->time)
+		return ev->time;
+	if (ev->arch_time && s->tsc.mult)
+		return jt_tsc_to_mono(&s->tsc, ev->arch_time);
+	s->arch_time_unconverted++;
+	return f->read_time;
+}
+
+/*
  * The item refers to its jt_jit_item by index until loading ends: the
  * array still grows.
  */
@@ -196,8 +222,7 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	*j = (struct jt_jit_item){
 		/* Times the file gives are the writer's; else when we read. */
 		.time = f->src->kind == JT_JIT_PERFMAP ? line_time(s, f, ev) :
-			ev->time		       ? ev->time :
-							 f->read_time,
+							 dump_time(s, f, ev),
 		/* The file's owner, not what a record claims. */
 		.pid = f->src->pid,
 		.op = ev->op,

@@ -96,6 +96,8 @@ struct jt_stream {
 	size_t nwrites;
 	const struct jt_buildid_rec **buildids;
 	size_t nbuildids;
+	struct jt_tsc tsc;		/* valid when tsc.mult */
+	uint64_t arch_time_unconverted; /* read time used instead */
 };
 
 /* The build-id recorded for a file, or NULL. */

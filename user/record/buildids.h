@@ -17,7 +17,7 @@ struct jt_buildids {
 	struct {
 		uint64_t dev;
 		uint64_t ino;
-	} *seen;
+	} * seen;
 	size_t n;
 };
 

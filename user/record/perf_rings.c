@@ -192,6 +192,32 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 	return err;
 }
 
+int jt_perf_tsc_meta(const struct jt_perf *p, char *buf, size_t len)
+{
+	const struct perf_event_mmap_page *pg;
+	struct timespec ts;
+	uint64_t tsc, perf_ns, q, r;
+
+	if (!p->nrings)
+		return 0;
+	pg = p->rings[0].base;
+	if (!pg->cap_user_time_zero || pg->time_shift >= 64)
+		return 0;
+	tsc = __builtin_ia32_rdtsc();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	q = tsc >> pg->time_shift;
+	r = tsc & ((1ULL << pg->time_shift) - 1);
+	perf_ns = pg->time_zero + q * pg->time_mult +
+		  ((r * pg->time_mult) >> pg->time_shift);
+	return snprintf(
+		buf, len,
+		"tsc.zero=%llu\ntsc.mult=%u\ntsc.shift=%u\n"
+		"tsc.mono_offset=%lld\n",
+		(unsigned long long)pg->time_zero, pg->time_mult,
+		pg->time_shift,
+		(long long)(ts.tv_sec * 1000000000LL + ts.tv_nsec - perf_ns));
+}
+
 int jt_perf_enable(struct jt_perf *p)
 {
 	int i;

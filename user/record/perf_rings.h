@@ -48,5 +48,8 @@ int jt_perf_enable(struct jt_perf *p);
 int jt_perf_drain(struct jt_perf *p, struct jt_writer *w);
 void jt_perf_close(struct jt_perf *p);
 int jt_perf_event_attr(const char *name, struct perf_event_attr *attr);
+/* "tsc.*" META lines for arch-timestamp jitdumps; 0 bytes when the
+ * kernel gives no TSC conversion (cap_user_time_zero). */
+int jt_perf_tsc_meta(const struct jt_perf *p, char *buf, size_t len);
 
 #endif

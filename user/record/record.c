@@ -226,6 +226,7 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		n += snprintf(buf + n, sizeof(buf) - n, "tier.%s=%s\n",
 			      jt_hook_names[i],
 			      jt_tier_name(r->probes.tier[i]));
+	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);
 	n += snprintf(buf + n, sizeof(buf) - n, "cmdline=");
 	for (i = 0; i < argc && n < sizeof(buf) - 2; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",

@@ -323,10 +323,14 @@ static void print_sources(const struct jt_stream *s)
 	}
 }
 
-static void print_changed(const struct jt_syms *y)
+static void print_changed(const struct jt_stream *s, const struct jt_syms *y)
 {
 	size_t i;
 
+	if (s->arch_time_unconverted)
+		printf("# %llu jitdump records had TSC times this kernel gave "
+		       "no conversion for; timed when read instead\n",
+		       (unsigned long long)s->arch_time_unconverted);
 	for (i = 0; i < y->nchanged; i++)
 		printf("# %s: build-id differs from the recorded one; its "
 		       "samples are not named\n",
@@ -361,7 +365,7 @@ int cmd_report(int argc, char **argv)
 	} else {
 		print_table(&r, &s, &syms);
 		print_sources(&s);
-		print_changed(&syms);
+		print_changed(&s, &syms);
 		jt_print_loss_footer(stdout, &s, &m);
 	}
 	free(r.rows);
