@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include "model/aspace.h"
 #include "jt_abi.h"
+#include "lib/reserve.h"
 
 struct jt_aspace *jt_aspace_new(void)
 {
@@ -57,15 +58,8 @@ static size_t lower(const struct jt_aspace *as, uint64_t addr)
 
 static int insert_at(struct jt_aspace *as, size_t i, const struct jt_region *r)
 {
-	if (as->n == as->cap) {
-		size_t cap = as->cap ? as->cap * 2 : 32;
-		struct jt_region *n = realloc(as->r, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		as->r = n;
-		as->cap = cap;
-	}
+	if (jt_reserve(&as->r, &as->cap, as->n + 1, sizeof(*as->r)))
+		return -ENOMEM;
 	memmove(&as->r[i + 1], &as->r[i], (as->n - i) * sizeof(*r));
 	as->r[i] = *r;
 	as->n++;

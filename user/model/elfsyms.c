@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "model/elfsyms.h"
+#include "lib/reserve.h"
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -16,15 +17,8 @@ static int cmp_sym(const void *a, const void *b)
 static int add_sym(struct jt_elffile *f, size_t *cap, uint64_t start,
 		   uint64_t size, const char *name, struct jt_strtab *strs)
 {
-	if (f->nsyms == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct jt_elfsym *s = realloc(f->syms, ncap * sizeof(*s));
-
-		if (!s)
-			return -1;
-		f->syms = s;
-		*cap = ncap;
-	}
+	if (jt_reserve(&f->syms, cap, f->nsyms + 1, sizeof(*f->syms)))
+		return -1;
 	f->syms[f->nsyms].start = start;
 	f->syms[f->nsyms].end = start + size;
 	f->syms[f->nsyms].name = jt_intern(strs, name, strlen(name));

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/jitsyms.h"
+#include "lib/reserve.h"
 
 static size_t lower(const struct jt_jittab *t, uint64_t addr)
 {
@@ -35,15 +36,8 @@ int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 {
 	size_t i;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct jt_jitsym *e = realloc(t->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		t->e = e;
-		t->cap = cap;
-	}
+	if (jt_reserve(&t->e, &t->cap, t->n + 1, sizeof(*t->e)))
+		return -ENOMEM;
 	if (!t->n || t->e[t->n - 1].end <= s->start) {
 		t->e[t->n++] = *s;
 		return 0;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "model/model.h"
+#include "lib/reserve.h"
 
 #define PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
 #define IS_ERR_RET(r) ((uint64_t)(r) >= (uint64_t)-4095)
@@ -75,15 +76,8 @@ static struct jt_proc *new_proc(struct jt_model *m, uint32_t pid)
 
 	if (m->nprocs * 2 >= m->pid_cap && rehash(m))
 		return NULL;
-	if (m->nprocs == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct jt_proc **n = realloc(m->procs, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		m->procs = n;
-		m->cap = cap;
-	}
+	if (jt_reserve(&m->procs, &m->cap, m->nprocs + 1, sizeof(*m->procs)))
+		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;

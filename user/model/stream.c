@@ -6,18 +6,12 @@
 #include "jt_abi.h"
 #include "lib/perf_rec.h"
 #include "model/stream.h"
+#include "lib/reserve.h"
 
 static int push(struct jt_stream *s, size_t *cap, const struct jt_item *it)
 {
-	if (s->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		struct jt_item *n = realloc(s->items, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->items = n;
-		*cap = ncap;
-	}
+	if (jt_reserve(&s->items, cap, s->n + 1, sizeof(*s->items)))
+		return -ENOMEM;
 	s->items[s->n++] = *it;
 	return 0;
 }
@@ -207,16 +201,9 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 
 	if (f->err)
 		return;
-	if (s->njit == s->jit_cap) {
-		size_t cap = s->jit_cap ? s->jit_cap * 2 : 1024;
-
-		j = realloc(s->jit, cap * sizeof(*j));
-		if (!j) {
-			f->err = -ENOMEM;
-			return;
-		}
-		s->jit = j;
-		s->jit_cap = cap;
+	if (jt_reserve(&s->jit, &s->jit_cap, s->njit + 1, sizeof(*s->jit))) {
+		f->err = -ENOMEM;
+		return;
 	}
 	j = &s->jit[s->njit];
 	*j = (struct jt_jit_item){

@@ -10,6 +10,7 @@
 #include "model/kallsyms.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
+#include "lib/reserve.h"
 
 /* A sample in executable memory no source named (yet). */
 struct pending {
@@ -175,15 +176,8 @@ static void resolve(struct symbolizer *z, struct jt_model *m, uint32_t pid,
 static int add_pending(struct symbolizer *z, uint32_t pid, uint64_t ip,
 		       uint64_t time, size_t item, const struct jt_region *g)
 {
-	if (z->npend == z->pend_cap) {
-		size_t cap = z->pend_cap ? z->pend_cap * 2 : 1024;
-		struct pending *p = realloc(z->pend, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		z->pend = p;
-		z->pend_cap = cap;
-	}
+	if (jt_reserve(&z->pend, &z->pend_cap, z->npend + 1, sizeof(*z->pend)))
+		return -ENOMEM;
 	z->pend[z->npend++] =
 		(struct pending){ ip,	time, g->start, g->born_ns,
 				  item, pid,  false };
@@ -280,15 +274,9 @@ static int add_frames(struct symbolizer *z, struct jt_model *m,
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		if (o->nframes == o->frames_cap) {
-			size_t cap = o->frames_cap ? o->frames_cap * 2 : 4096;
-			const char **n = realloc(o->frames, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			o->frames = n;
-			o->frames_cap = cap;
-		}
+		if (jt_reserve(&o->frames, &o->frames_cap, o->nframes + 1,
+			       sizeof(*o->frames)))
+			return -ENOMEM;
 		resolve(z, m, smp->pid, ip, kernel, &f);
 		o->frames[o->nframes++] =
 			intern(z, "%s", jt_symres_name(&f, buf, sizeof(buf)));
