@@ -3,6 +3,6 @@
 # with jittrace, and print for each tool the share of JIT samples named
 # as the run's own jitdump says (the latest load at or before the sample).
 # usage: sudo scripts/compare-perf.sh [WORKLOAD...]   (none: all)
-# WORKLOAD: jitgen:MODE:SOURCE (MODE adjacent|reuse|memfd|late|move,
+# WORKLOAD: jitgen:MODE:SOURCE (MODE adjacent|reuse|memfd|shanon|late|move,
 # SOURCE jitdump|perfmap), node:jitdump, node:perfmap, lli
 exec python3 "$(dirname "$0")/compare_perf.py" "$@"

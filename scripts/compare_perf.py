@@ -23,6 +23,7 @@ JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
 LL = os.path.join(ROOT, "tests/workloads/hot.ll")
 ALL = ["jitgen:adjacent:jitdump", "jitgen:adjacent:perfmap",
        "jitgen:reuse:jitdump", "jitgen:reuse:perfmap", "jitgen:memfd:jitdump",
+       "jitgen:shanon:jitdump",
        "jitgen:late:jitdump", "jitgen:move:jitdump", "node:jitdump",
        "node:perfmap", "lli"]
 

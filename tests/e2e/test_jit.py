@@ -101,6 +101,13 @@ def test_memfd_double_mapped_code():
     check(out, data, "jitdump")
 
 
+def test_shared_anon_code():
+    out, data = jitgen("shanon", 4, 1.0)
+    check(out, data, "jitdump")
+    out, data = jitgen("shanon", 4, 1.0, jitdump=False, perfmap=True)
+    check(out, data, "perfmap")
+
+
 def test_late_code_load_records_are_retro():
     out, data = jitgen("late", 4, 1.2)
     counts = check(out, data, "jitdump", retro_before=loads(out))

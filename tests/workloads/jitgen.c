@@ -7,6 +7,7 @@
  *   reuse     N functions one after another at the same address
  *   memfd     N functions written through an RW view of a memfd and run
  *             from an RX view (W^X double mapping), re-mprotected
+ *   shanon    N functions in shared anonymous memory, W^X by mprotect
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
  *   many      N functions 16 bytes apart, all loaded, then run in turn
@@ -223,6 +224,31 @@ static void memfd(int n, double secs)
 	}
 }
 
+/* Code in MAP_SHARED|MAP_ANONYMOUS memory, W^X toggled by mprotect. */
+static void shanon(int n, double secs)
+{
+	char *p = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+	     name[32];
+	int i;
+
+	if (p == MAP_FAILED)
+		exit(1);
+	for (i = 0; i < n; i++) {
+		if (mprotect(p, n * PAGE, PROT_READ | PROT_WRITE))
+			exit(1);
+		emit_body((unsigned char *)p + i * PAGE, 20000);
+		if (mprotect(p, n * PAGE, PROT_READ | PROT_EXEC))
+			exit(1);
+		snprintf(name, sizeof(name), "shanon_%d", i);
+		record_load(name, p + i * PAGE);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "shanon_%d", i);
+		run(name, p + i * PAGE, secs / n);
+	}
+}
+
 static void late(int n, double secs)
 {
 	char name[32], *hint = NULL;
@@ -314,6 +340,8 @@ int main(int argc, char **argv)
 		reuse(n, secs);
 	else if (!strcmp(mode, "memfd"))
 		memfd(n, secs);
+	else if (!strcmp(mode, "shanon"))
+		shanon(n, secs);
 	else if (!strcmp(mode, "late"))
 		late(n, secs);
 	else if (!strcmp(mode, "move"))
