@@ -16,7 +16,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 
 # Linked into one object and one skeleton; tier_probe stays apart because
 # doctor loads it once per kernel function it asks about.
-BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c
+BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c bpf/cow.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
@@ -26,7 +26,8 @@ APP_OBJS := $(patsubst %.c,$(OUT)/%.o,$(APP_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
+	     $(OUT)/workloads/libjtcow.so
 
 .PHONY: all deps test test-unit test-e2e demo bench fuzz install clean format
 all: deps $(OUT)/jittrace $(WORKLOADS)
@@ -59,6 +60,10 @@ $(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS)
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(OUT)/workloads/libjtcow.so: tests/workloads/lib/jtcow.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -shared -fPIC -o $@ $<
 
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)

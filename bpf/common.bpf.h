@@ -228,4 +228,49 @@ static __always_inline __u32 jt_fill_file(struct jt_scratch *s,
 	return jt_file_path(s, f, ev->path, &ev->flags);
 }
 
+struct vma_ctx {
+	struct jt_vma vma;
+	struct file *file;
+};
+
+static long __attribute__((unused))
+vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_ctx *c = data;
+
+	jt_fill_vma(&c->vma, vma);
+	c->file = BPF_CORE_READ(vma, vm_file);
+	return 0;
+}
+
+/*
+ * bpf_find_vma only try-locks mmap_lock, so it fails with EBUSY while a
+ * sibling thread holds it to map or protect. Such holds are short: retry
+ * a bounded number of times before reporting the VMA as unknown.
+ */
+#define FIND_VMA_TRIES 256
+
+struct find_retry {
+	__u64 addr;
+	long err;
+	struct vma_ctx *c;
+};
+
+static long __attribute__((unused)) find_retry_cb(__u64 i, void *data)
+{
+	struct find_retry *f = data;
+
+	f->err = bpf_find_vma(bpf_get_current_task_btf(), f->addr, vma_cb, f->c,
+			      0);
+	return f->err != -EBUSY;
+}
+
+static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
+{
+	struct find_retry f = { .addr = addr, .err = -EBUSY, .c = c };
+
+	bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
+	return f.err != -EBUSY;
+}
+
 #endif /* JT_COMMON_BPF_H */

@@ -25,51 +25,6 @@ struct {
 	__type(value, struct pending_call);
 } pending SEC(".maps");
 
-struct vma_ctx {
-	struct jt_vma vma;
-	struct file *file;
-};
-
-static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
-		   void *data)
-{
-	struct vma_ctx *c = data;
-
-	jt_fill_vma(&c->vma, vma);
-	c->file = BPF_CORE_READ(vma, vm_file);
-	return 0;
-}
-
-/*
- * bpf_find_vma only try-locks mmap_lock, so it fails with EBUSY while a
- * sibling thread holds it to map or protect. Such holds are short: retry
- * a bounded number of times before reporting the VMA as unknown.
- */
-#define FIND_VMA_TRIES 256
-
-struct find_retry {
-	__u64 addr;
-	long err;
-	struct vma_ctx *c;
-};
-
-static long find_retry_cb(__u64 i, void *data)
-{
-	struct find_retry *f = data;
-
-	f->err = bpf_find_vma(bpf_get_current_task_btf(), f->addr, vma_cb, f->c,
-			      0);
-	return f->err != -EBUSY;
-}
-
-static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
-{
-	struct find_retry f = { .addr = addr, .err = -EBUSY, .c = c };
-
-	bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
-	return f.err != -EBUSY;
-}
-
 static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
 				    __u32 type, int nargs)
 {
@@ -130,6 +85,9 @@ static __always_inline bool result_range(struct jt_map_event *ev, __u64 *first,
 	case JT_EV_BRK:
 		*first = *last = r - 1;
 		return (__u64)r > ev->args[1];
+	case JT_EV_SHMAT:
+		*first = *last = r;
+		return true;
 	}
 	return false;
 }
@@ -202,5 +160,7 @@ JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, 4)
 JT_SYSCALL(munmap, JT_EV_MUNMAP, 2)
 JT_SYSCALL(mremap, JT_EV_MREMAP, 5)
 JT_SYSCALL(brk, JT_EV_BRK, 1)
+JT_SYSCALL(shmat, JT_EV_SHMAT, 3)
+JT_SYSCALL(shmdt, JT_EV_SHMDT, 1)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

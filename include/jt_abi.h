@@ -27,6 +27,9 @@ enum jt_event_type {
 	JT_EV_VMA = 8, /* one VMA of a snapshot (exec or attach) */
 	JT_EV_EXIT = 9,
 	JT_EV_MAPWRITE = 10, /* a write(2) to a perf-*.map file */
+	JT_EV_COW = 11,	     /* a write fault that makes a page private */
+	JT_EV_SHMAT = 12,    /* System V shm attached: maps without mmap(2) */
+	JT_EV_SHMDT = 13,
 	JT_EV_MAX,
 };
 
@@ -73,6 +76,8 @@ enum jt_map_flags {
  *   MUNMAP    addr, len
  *   MREMAP    old_addr, old_len, new_len, flags, new_addr
  *   BRK       requested brk; args[1] = mm->start_brk
+ *   SHMAT     shmid, shmaddr, shmflg; vma is the segment
+ *   SHMDT     shmaddr
  *   VMA       mm->start_brk, mm->brk, mm->start_stack, vdso base;
  *             vma holds the snapshot entry
  * vma is the kernel VMA holding the first byte of the result after the
@@ -137,6 +142,25 @@ struct jt_write_event {
 	__u64 end;
 	__u64 len;
 	__u64 ino;
+};
+
+enum jt_cow_kind {
+	JT_COW_FILE_FIRST = 1, /* first touch of a private file page: write */
+	JT_COW_FILE_WP = 2, /* a private file page mapped read-only, written */
+	JT_COW_ANON_WP = 3, /* private anon page write-protected (fork, zero) */
+	JT_COW_RAW = 4,	    /* the VMA could not be read: the model decides */
+};
+
+/* A page that stops being shared with its file or its fork partner. */
+struct jt_cow_event {
+	struct jt_hdr h;
+	__u64 page;
+	__u64 error_code;
+	struct jt_vma vma; /* empty for JT_COW_RAW */
+	__u64 dev;
+	__u64 ino;
+	__u32 kind;
+	__u32 pad;
 };
 
 #endif /* JT_ABI_H */

@@ -244,6 +244,49 @@ static void test_jit_churn_sequence(void **state)
 	jt_aspace_put(as);
 }
 
+static void test_cow_overlay_and_sharing(void **state)
+{
+	struct jt_aspace *as = jt_aspace_new(), *child;
+	struct jt_region file =
+		region(0, 4, PROT_READ | PROT_WRITE, JT_RK_FILE);
+	struct jt_region anon =
+		region(10, 13, PROT_READ | PROT_WRITE, JT_RK_ANON);
+	struct jt_region shared =
+		region(20, 21, PROT_READ | PROT_WRITE, JT_RK_FILE);
+
+	file.mflags = MAP_PRIVATE;
+	anon.mflags = MAP_PRIVATE | MAP_ANONYMOUS;
+	shared.mflags = MAP_SHARED;
+	jt_aspace_map(as, &file);
+	jt_aspace_map(as, &anon);
+	jt_aspace_map(as, &shared);
+	/* A private file page is the file's until written. */
+	assert_int_equal(jt_aspace_sharing(as, P(1) + 5), JT_SHARE_FILE);
+	jt_aspace_cow(as, P(1), 100);
+	assert_int_equal(jt_aspace_sharing(as, P(1) + 5), JT_SHARE_PRIVATE);
+	assert_int_equal(jt_aspace_sharing(as, P(2)), JT_SHARE_FILE);
+	assert_int_equal(jt_aspace_sharing(as, P(11)), JT_SHARE_PRIVATE);
+	assert_int_equal(jt_aspace_sharing(as, P(20)), JT_SHARE_FILE);
+	assert_int_equal(jt_aspace_sharing(as, P(30)), JT_SHARE_NONE);
+	/* fork: both sides share every private page until they write. */
+	child = jt_aspace_clone(as);
+	jt_aspace_forked(child, 200);
+	jt_aspace_forked(as, 200);
+	assert_int_equal(jt_aspace_sharing(child, P(1)), JT_SHARE_ANON);
+	assert_int_equal(jt_aspace_sharing(child, P(11)), JT_SHARE_ANON);
+	assert_int_equal(jt_aspace_sharing(child, P(2)), JT_SHARE_FILE);
+	jt_aspace_cow(child, P(11), 300);
+	assert_int_equal(jt_aspace_sharing(child, P(11)), JT_SHARE_PRIVATE);
+	assert_int_equal(jt_aspace_sharing(as, P(11)), JT_SHARE_ANON);
+	/* Unmapping drops the page from the overlay. */
+	jt_aspace_cut(child, P(11), P(12));
+	assert_null(jt_aspace_cowpage(child, P(11)));
+	assert_non_null(jt_aspace_cowpage(child, P(1)));
+	assert_int_equal(child->npriv, 1);
+	jt_aspace_put(child);
+	jt_aspace_put(as);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_brk_up_and_down),
 		cmocka_unit_test(test_clone_is_independent),
 		cmocka_unit_test(test_jit_churn_sequence),
+		cmocka_unit_test(test_cow_overlay_and_sharing),
 	};
 
 	return cmocka_run_group_tests_name("aspace", tests, NULL, NULL);

@@ -29,6 +29,11 @@ struct jt_aspace *jt_aspace_clone(const struct jt_aspace *src)
 	}
 	memcpy(as->r, src->r, src->n * sizeof(*as->r));
 	as->n = as->cap = src->n;
+	if (src->npriv && !jt_reserve(&as->priv, &as->priv_cap, src->npriv,
+				      sizeof(*as->priv))) {
+		memcpy(as->priv, src->priv, src->npriv * sizeof(*as->priv));
+		as->npriv = src->npriv;
+	}
 	return as;
 }
 
@@ -36,6 +41,7 @@ void jt_aspace_put(struct jt_aspace *as)
 {
 	if (!as || --as->refs > 0)
 		return;
+	free(as->priv);
 	free(as->r);
 	free(as);
 }
@@ -99,6 +105,104 @@ static void clip_neighbours(struct jt_aspace *as, size_t i, size_t j,
 		as->r[j].kvma.start = e;
 }
 
+static size_t priv_lower(const struct jt_aspace *as, uint64_t page)
+{
+	size_t lo = 0, hi = as->npriv;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (as->priv[mid].page < page)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Pages of a range that is unmapped or replaced are gone with it. */
+static void priv_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
+{
+	size_t i = priv_lower(as, start), j = i;
+
+	while (j < as->npriv && as->priv[j].page < end)
+		j++;
+	if (j > i)
+		memmove(&as->priv[i], &as->priv[j],
+			(as->npriv - j) * sizeof(*as->priv));
+	as->npriv -= j - i;
+}
+
+int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now)
+{
+	size_t i = priv_lower(as, page);
+
+	if (i < as->npriv && as->priv[i].page == page) {
+		as->priv[i].time = now;
+		return 0;
+	}
+	if (jt_reserve(&as->priv, &as->priv_cap, as->npriv + 1,
+		       sizeof(*as->priv)))
+		return -ENOMEM;
+	memmove(&as->priv[i + 1], &as->priv[i],
+		(as->npriv - i) * sizeof(*as->priv));
+	as->priv[i] = (struct jt_cowpage){ page, now };
+	as->npriv++;
+	return 0;
+}
+
+const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
+					   uint64_t page)
+{
+	size_t i = priv_lower(as, page);
+
+	return i < as->npriv && as->priv[i].page == page ? &as->priv[i] : NULL;
+}
+
+void jt_aspace_forked(struct jt_aspace *as, uint64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < as->n; i++)
+		if (!jt_region_shared(&as->r[i]))
+			as->r[i].fork_ns = now;
+}
+
+/*
+ * Private file pages stay the file's until written; after a fork every
+ * page of a private mapping is shared with the other side until one of
+ * them writes it. Pages first touched after the fork are not seen (no
+ * event is made for them) and count as shared: a bound, not an answer.
+ */
+enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr)
+{
+	const struct jt_region *r = jt_aspace_find(as, addr);
+	const struct jt_cowpage *c;
+
+	if (!r)
+		return JT_SHARE_NONE;
+	/* shm segments are pseudo files: known by how they were made. */
+	if (r->kind == JT_RK_SHARED_ANON || r->origin == JT_EV_SHMAT ||
+	    (r->path && !strncmp(r->path, "/SYSV", 5)))
+		return JT_SHARE_ANON;
+	if (jt_region_shared(r))
+		return JT_SHARE_FILE;
+	c = jt_aspace_cowpage(as, addr & ~4095ULL);
+	if (c && c->time > r->fork_ns)
+		return JT_SHARE_PRIVATE;
+	if (c || (r->fork_ns && r->kind != JT_RK_FILE))
+		return r->fork_ns ? JT_SHARE_ANON : JT_SHARE_PRIVATE;
+	return r->kind == JT_RK_FILE ? JT_SHARE_FILE : JT_SHARE_PRIVATE;
+}
+
+const char *jt_sharing_name(enum jt_sharing s)
+{
+	static const char *const names[] = { "unmapped", "private",
+					     "shared-file", "shared-anon" };
+
+	return names[s];
+}
+
 int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 {
 	size_t i, j;
@@ -106,6 +210,7 @@ int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 
 	if (start >= end || !as->n)
 		return 0;
+	priv_cut(as, start, end);
 	err = split2(as, start, end);
 	if (err)
 		return err;

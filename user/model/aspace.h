@@ -37,17 +37,34 @@ struct jt_region {
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
 	struct jt_kvma kvma;
-	uint32_t prot;	 /* PROT_* */
-	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
+	uint64_t fork_ns; /* last fork that made its pages shared; 0: none */
+	uint32_t prot;	  /* PROT_* */
+	uint32_t mflags;  /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;
 	uint16_t origin; /* JT_EV_* that made the region */
+};
+
+/* A page this mm made private by copy-on-write, and when. */
+struct jt_cowpage {
+	uint64_t page;
+	uint64_t time;
 };
 
 struct jt_aspace {
 	struct jt_region *r; /* sorted by start, never overlapping */
 	size_t n;
 	size_t cap;
-	int refs; /* processes sharing this mm (CLONE_VM) */
+	int refs;		 /* processes sharing this mm (CLONE_VM) */
+	struct jt_cowpage *priv; /* sorted by page */
+	size_t npriv;
+	size_t priv_cap;
+};
+
+enum jt_sharing {
+	JT_SHARE_NONE, /* nothing mapped there */
+	JT_SHARE_PRIVATE,
+	JT_SHARE_FILE, /* a page of a file other mappings of it see */
+	JT_SHARE_ANON, /* shared anon, SysV shm, or shared with a fork */
 };
 
 /* MAP_SHARED or MAP_SHARED_VALIDATE in the low bits of the flags. */
@@ -78,6 +95,14 @@ void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v);
 
 const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
 				       uint64_t addr);
+/* Page became private at time now (copy-on-write). */
+int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now);
+const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
+					   uint64_t page);
+/* fork: every private mapping's pages are shared until written again. */
+void jt_aspace_forked(struct jt_aspace *as, uint64_t now);
+enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr);
+const char *jt_sharing_name(enum jt_sharing s);
 /* Requested regions lying in r's kernel VMA (1 when not coalesced). */
 size_t jt_aspace_vma_members(const struct jt_aspace *as,
 			     const struct jt_region *r);

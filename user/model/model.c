@@ -176,6 +176,48 @@ static void apply_mmap(struct jt_model *m, struct jt_aspace *as,
 	check(m, jt_aspace_map(as, &r));
 }
 
+/* Code in a range that is unmapped or replaced is gone. */
+static void jit_cut(struct jt_proc *p, uint64_t start, uint64_t end)
+{
+	jt_jittab_cut(&p->jitdump, start, end);
+	jt_jittab_cut(&p->perfmap, start, end);
+}
+
+/* A System V segment: a shared mapping of its shmem file. */
+static void apply_shmat(struct jt_model *m, struct jt_aspace *as,
+			const struct jt_map_event *ev)
+{
+	struct jt_region r = {
+		.start = ev->result,
+		.end = ev->vma.start == (uint64_t)ev->result ?
+			       ev->vma.end :
+			       (uint64_t)ev->result + 4096,
+		.prot = ev->vma.flags & (VM_READ | VM_WRITE | VM_EXEC),
+		.mflags = MAP_SHARED,
+		.kind = JT_RK_FILE,
+		.path = event_path(m, ev),
+		.dev = ev->dev,
+		.ino = ev->ino,
+		.born_ns = ev->h.time,
+		.origin = JT_EV_SHMAT,
+	};
+
+	check(m, jt_aspace_map(as, &r));
+}
+
+/* shmdt names only the address: the segment attached there goes. */
+static void apply_shmdt(struct jt_proc *p, struct jt_aspace *as, uint64_t addr)
+{
+	const struct jt_region *r = jt_aspace_find(as, addr);
+
+	if (r && r->start == addr && r->origin == JT_EV_SHMAT) {
+		uint64_t start = r->start, end = r->end;
+
+		jit_cut(p, start, end);
+		jt_aspace_cut(as, start, end);
+	}
+}
+
 static uint16_t snapshot_kind(const struct jt_map_event *ev)
 {
 	const struct jt_vma *v = &ev->vma;
@@ -256,13 +298,6 @@ static void recover_vma(struct jt_model *m, struct jt_aspace *as,
 	}
 }
 
-/* Code in a range that is unmapped or replaced is gone. */
-static void jit_cut(struct jt_proc *p, uint64_t start, uint64_t end)
-{
-	jt_jittab_cut(&p->jitdump, start, end);
-	jt_jittab_cut(&p->perfmap, start, end);
-}
-
 static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 {
 	struct jt_proc *p = jt_model_get(m, ev->h.pid);
@@ -300,6 +335,12 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 	case JT_EV_BRK:
 		check(m, jt_aspace_brk(as, a[1], ev->result, ev->h.time));
 		break;
+	case JT_EV_SHMAT:
+		apply_shmat(m, as, ev);
+		break;
+	case JT_EV_SHMDT:
+		apply_shmdt(p, as, a[0]);
+		break;
 	}
 	observe(as, ev);
 	if (ev->flags & JT_MF_VMA_BUSY)
@@ -328,12 +369,17 @@ static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
 		child->as = aspace_of(m, parent);
 		if (child->as)
 			child->as->refs++;
-	} else {
-		child->as = parent->as ? jt_aspace_clone(parent->as) :
-					 jt_aspace_new();
-		if (!child->as)
-			m->stats.nomem++;
+		return;
 	}
+	child->as = parent->as ? jt_aspace_clone(parent->as) : jt_aspace_new();
+	if (!child->as) {
+		m->stats.nomem++;
+		return;
+	}
+	/* From here both sides share every private page until they write. */
+	jt_aspace_forked(child->as, ev->h.time);
+	if (parent->as)
+		jt_aspace_forked(parent->as, ev->h.time);
 }
 
 static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
@@ -374,6 +420,8 @@ static uint32_t min_size(uint16_t type)
 	case JT_EV_MREMAP:
 	case JT_EV_BRK:
 	case JT_EV_VMA:
+	case JT_EV_SHMAT:
+	case JT_EV_SHMDT:
 		return sizeof(struct jt_map_event);
 	case JT_EV_FORK:
 		return sizeof(struct jt_fork_event);
@@ -383,6 +431,8 @@ static uint32_t min_size(uint16_t type)
 		return sizeof(struct jt_exit_event);
 	case JT_EV_MAPWRITE:
 		return sizeof(struct jt_write_event);
+	case JT_EV_COW:
+		return sizeof(struct jt_cow_event);
 	}
 	return 0;
 }
@@ -402,6 +452,38 @@ bool jt_event_valid(const struct jt_hdr *h, uint32_t len)
 	if (h->type == JT_EV_EXEC)
 		return ((const struct jt_exec_event *)h)->path_len <= len - min;
 	return true;
+}
+
+/*
+ * BPF could not read the VMA: decide from the region we know. A write
+ * to a page that was not present in private anon memory makes a page
+ * born private, no copy.
+ */
+static bool raw_is_cow(const struct jt_region *r, uint64_t error_code)
+{
+	if (jt_region_shared(r) || r->kind == JT_RK_SHARED_ANON)
+		return false;
+	return r->kind == JT_RK_FILE || (error_code & 1);
+}
+
+static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
+{
+	struct jt_proc *p = jt_model_find(m, ev->h.pid);
+	const struct jt_region *r;
+
+	if (!p || !p->as)
+		return;
+	r = jt_aspace_find(p->as, ev->page);
+	if (!r) {
+		m->stats.cow_unmapped++;
+		return;
+	}
+	if (ev->kind == JT_COW_RAW) {
+		m->stats.cow_raw++;
+		if (!raw_is_cow(r, ev->error_code))
+			return;
+	}
+	check(m, jt_aspace_cow(p->as, ev->page, ev->h.time));
 }
 
 void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
@@ -446,6 +528,9 @@ void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
 		break;
 	case JT_EV_MAPWRITE:
 		break; /* the stream used it to time perf-map lines */
+	case JT_EV_COW:
+		apply_cow(m, (const void *)h);
+		break;
 	default:
 		apply_map_event(m, (const void *)h);
 	}

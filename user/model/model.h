@@ -35,6 +35,8 @@ struct jt_model_stats {
 	uint64_t vma_busy;	/* events whose kernel VMA BPF could not read */
 	uint64_t vma_from_perf; /* of those, recovered from perf's MMAP2 */
 	uint64_t jit_move_unknown; /* MOVE of code no LOAD named */
+	uint64_t cow_raw; /* COW faults BPF could not classify: decided here */
+	uint64_t cow_unmapped; /* COW faults outside any known region */
 };
 
 /* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */

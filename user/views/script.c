@@ -156,6 +156,21 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 			       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
 		}
 		break;
+	case JT_EV_COW: {
+		static const char *const kinds[] = { "?", "file-first-write",
+						     "file-write-protect",
+						     "anon-write-protect",
+						     "raw" };
+		const struct jt_cow_event *w = it->data;
+
+		printf(c->json ? ",\"page\":\"0x%llx\",\"kind\":\"%s\","
+				 "\"error_code\":%llu" :
+				 " page=%llx %s error_code=%llx",
+		       (unsigned long long)w->page,
+		       kinds[w->kind < 5 ? w->kind : 0],
+		       (unsigned long long)w->error_code);
+		break;
+	}
 	case JT_EV_MAPWRITE:
 		printf(c->json ? ",\"end\":%llu,\"len\":%llu" :
 				 " end=%llu len=%llu",
@@ -194,8 +209,8 @@ static void sample_text(struct script_ctx *c, struct jt_model *m,
 	printf("\n");
 }
 
-static void sample_json(struct script_ctx *c, const struct jt_sample *s,
-			const struct jt_symres *y)
+static void sample_json(struct script_ctx *c, struct jt_model *m,
+			const struct jt_sample *s, const struct jt_symres *y)
 {
 	uint64_t i;
 
@@ -219,8 +234,15 @@ static void sample_json(struct script_ctx *c, const struct jt_sample *s,
 	jt_json_str(stdout, y->dso);
 	printf(",\"source\":\"%s\",\"retro\":%s", jt_source_name(y->source),
 	       y->retro ? "true" : "false");
-	if (c->s->sample_type & PERF_SAMPLE_ADDR)
+	if (c->s->sample_type & PERF_SAMPLE_ADDR) {
+		struct jt_proc *p = jt_model_find(m, s->pid);
+
 		hex("data_addr", s->addr);
+		printf(",\"sharing\":\"%s\"",
+		       jt_sharing_name(
+			       p && p->as ? jt_aspace_sharing(p->as, s->addr) :
+					    JT_SHARE_NONE));
+	}
 	if (c->s->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		printf(",\"callchain\":[");
 		for (i = 0; i < s->nr_chain; i++)
@@ -243,7 +265,7 @@ static void sample(struct script_ctx *c, struct jt_model *m,
 	if (c->folded)
 		fold(c, m, y, s.pid);
 	else if (c->json)
-		sample_json(c, &s, y);
+		sample_json(c, m, &s, y);
 	else
 		sample_text(c, m, &s, y);
 }

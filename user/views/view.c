@@ -40,6 +40,8 @@ const char *jt_event_name(uint16_t type)
 		[JT_EV_BRK] = "brk",	   [JT_EV_FORK] = "fork",
 		[JT_EV_EXEC] = "exec",	   [JT_EV_VMA] = "vma",
 		[JT_EV_EXIT] = "exit",	   [JT_EV_MAPWRITE] = "perfmap_write",
+		[JT_EV_COW] = "cow",	   [JT_EV_SHMAT] = "shmat",
+		[JT_EV_SHMDT] = "shmdt",
 	};
 
 	return type < JT_EV_MAX && names[type] ? names[type] : "unknown";

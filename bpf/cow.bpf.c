@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copy-on-write, tracepoint tier: user write faults of traced processes
+ * that make a page private. Page faults are frequent, so the scope test
+ * and the write bit come before any other work.
+ */
+#include "common.bpf.h"
+
+#define PF_PROT 0x1 /* the page was present: a protection fault */
+#define PF_WRITE 0x2
+#define VM_SHARED 0x8
+
+/* exceptions:page_fault_user; its struct is named per kernel version. */
+struct fault_ctx {
+	struct trace_entry ent;
+	unsigned long address;
+	unsigned long ip;
+	unsigned long error_code;
+};
+
+static __always_inline __u32 classify(struct vma_ctx *c, __u64 ec)
+{
+	if (c->vma.flags & VM_SHARED)
+		return 0; /* shared mappings are written in place */
+	if (c->file)
+		return ec & PF_PROT ? JT_COW_FILE_WP : JT_COW_FILE_FIRST;
+	/* A first write to private anon memory makes a page born private. */
+	return ec & PF_PROT ? JT_COW_ANON_WP : 0;
+}
+
+SEC("tracepoint/exceptions/page_fault_user")
+int jt_fault(struct fault_ctx *ctx)
+{
+	struct jt_cow_event ev = {};
+	struct vma_ctx c = {};
+	__u64 ec = ctx->error_code;
+
+	if (!(ec & PF_WRITE) || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	ev.page = ctx->address & ~4095ULL;
+	ev.error_code = ec;
+	if (!find_vma(ev.page, &c)) {
+		ev.kind = JT_COW_RAW;
+	} else {
+		ev.kind = classify(&c, ec);
+		if (!ev.kind)
+			return 0;
+		ev.vma = c.vma;
+		if (c.file) {
+			struct file *f = c.file;
+
+			ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+			ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		}
+	}
+	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
+	jt_emit(&ev, sizeof(ev));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

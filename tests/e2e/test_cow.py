@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Copy-on-write: exactly which pages became private, in which process,
+and the sharing class of data addresses."""
+import os
+
+from jt import TMP, WL, hx, record, script, workload_lines
+
+PAGE = 4096
+LIB = os.path.join(WL, "libjtcow.so")
+
+
+def cows(events, pid, start, end):
+    return sorted(hx(e["page"]) for e in events
+                  if e["type"] == "cow" and e["pid"] == pid and start <= hx(e["page"]) < end)
+
+
+def test_library_global_written_by_two_processes():
+    cmd = os.path.join(WL, "cowuser")
+    p, data = record(["sh", "-c", f"{cmd} {LIB}; {cmd} {LIB}"],
+                     ["-e", "page-faults", "-c", "1", "-d"])
+    events = script(data)
+    pids = [e["pid"] for e in events if e["type"] == "exec" and e["path"].endswith("/cowuser")]
+    globals_ = [int(a[0], 16) for a in workload_lines(p.stdout, "global")]
+    wrote = [int(a[0], 16) for a in workload_lines(p.stdout, "wrote")]
+    assert len(pids) == 2 and len(globals_) == 2
+    for pid, g, w in zip(pids, globals_, wrote):
+        # Exactly the written page of the library's data became private.
+        assert cows(events, pid, g, g + 3 * PAGE) == [w]
+        kinds = {e["kind"] for e in events if e["type"] == "cow" and e["pid"] == pid
+                 and hx(e["page"]) == w}
+        assert kinds <= {"file-first-write", "file-write-protect"}, kinds
+        faults = [e for e in events if e["type"] == "sample" and e["pid"] == pid]
+        # (Reads of the other pages need not fault at all: the kernel maps
+        # cached neighbours of a read fault ahead of time.)
+        written = [e for e in faults if w <= hx(e["data_addr"]) < w + PAGE]
+        assert written and all(e["sharing"] == "private" for e in written), written
+
+
+def test_shared_file_and_shm_are_not_copied():
+    target = os.path.join(TMP, "cowshared.map")
+    os.chmod(TMP, 0o777)
+    p, data = record([os.path.join(WL, "cowshared"), target],
+                     ["-e", "page-faults", "-c", "1", "-d"])
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec")
+    f = int(workload_lines(p.stdout, "file")[0][0], 16)
+    shm = int(workload_lines(p.stdout, "shm")[0][0], 16)
+    assert cows(events, pid, f, f + PAGE) == [] and cows(events, pid, shm, shm + PAGE) == []
+    sharing = {hx(e["data_addr"]) & ~(PAGE - 1): e["sharing"] for e in events
+               if e["type"] == "sample" and e["pid"] == pid}
+    assert sharing[f] == "shared-file" and sharing[shm] == "shared-anon", sharing
+
+
+def test_fork_copy_on_write_pages():
+    p, data = record([os.path.join(WL, "cowfork")])
+    events = script(data)
+    parent = next(e["pid"] for e in events if e["type"] == "exec")
+    child = int(workload_lines(p.stdout, "child")[0][0])
+    base = int(workload_lines(p.stdout, "pages")[0][0], 16)
+    fork_time = next(e["time"] for e in events if e["type"] == "fork"
+                     and e["child_pid"] == child)
+    # The parent's first writes made its pages; no copy before the fork.
+    assert cows(events, parent, base, base + 3 * PAGE) == [base + 2 * PAGE]
+    assert all(e["time"] > fork_time for e in events if e["type"] == "cow"
+               and e["pid"] == parent and base <= hx(e["page"]) < base + 3 * PAGE)
+    assert cows(events, child, base, base + 3 * PAGE) == [base + PAGE]
+    assert {e["kind"] for e in events if e["type"] == "cow" and e["pid"] in (parent, child)
+            and base <= hx(e["page"]) < base + 3 * PAGE} == {"anon-write-protect"}
