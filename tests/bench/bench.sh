@@ -17,6 +17,7 @@ one() {
 	case $1 in
 	none) $as_user $wl "$2" "$3" ;;
 	jittrace) $jt record -o "$tmp/jt.data" --user nobody -- $wl "$2" "$3" 2>/dev/null ;;
+	jtcow) $jt record --cow -o "$tmp/jt.data" --user nobody -- $wl "$2" "$3" 2>/dev/null ;;
 	perf) perf record -q -d -o "$tmp/perf.data" -- $as_user $wl "$2" "$3" 2>/dev/null ;;
 	esac | awk '/^ns_per_op/ {print $2}'
 }
@@ -25,22 +26,25 @@ one() {
 # noisy machine's speed hits all three alike.
 bench() {
 	: >"$tmp/none.all"; : >"$tmp/jittrace.all"; : >"$tmp/perf.all"
+	: >"$tmp/jtcow.all"
 	i=0
 	while [ $i -lt "$runs" ]; do
-		for t in none jittrace perf; do
+		for t in none jittrace jtcow perf; do
 			one $t "$1" "$2" >>"$tmp/$t.all"
 		done
 		i=$((i + 1))
 	done
-	for t in none jittrace perf; do
+	for t in none jittrace jtcow perf; do
 		median <"$tmp/$t.all" >"$tmp/$t"
 	done
 	spread=$(sort -n "$tmp/none.all" | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}')
 	awk -v what="$3" -v base="$(cat "$tmp/none")" -v jt="$(cat "$tmp/jittrace")" \
-		-v perf="$(cat "$tmp/perf")" -v spread="$spread" 'BEGIN {
+		-v perf="$(cat "$tmp/perf")" -v spread="$spread" \
+		-v cow="$(cat "$tmp/jtcow")" 'BEGIN {
 		oj = jt - base; op = perf - base
 		printf "%s\n  no tracer %8.1f ns/op (runs spread %s)\n", what, base, spread
 		printf "  jittrace  %8.1f ns/op  overhead %+8.1f ns\n", jt, oj
+		printf "  jittrace --cow %8.1f ns/op  overhead %+8.1f ns\n", cow, cow - base
 		printf "  perf -d   %8.1f ns/op  overhead %+8.1f ns\n", perf, op
 		printf "  overhead ratio jittrace/perf: %s\n",
 			(op > 0 && oj > 0 ? sprintf("%.2f", oj / op) : "within noise")

@@ -51,8 +51,15 @@ def test_shared_file_and_shm_are_not_copied():
     assert sharing[f] == "shared-file" and sharing[shm] == "shared-anon", sharing
 
 
+def test_cow_is_opt_in():
+    _, data = record([os.path.join(WL, "cowfork")])
+    assert not any(e["type"] == "cow" for e in script(data))
+    with open(data, "rb") as f:
+        assert b"cow=off" in f.read(4096)
+
+
 def test_fork_copy_on_write_pages():
-    p, data = record([os.path.join(WL, "cowfork")])
+    p, data = record([os.path.join(WL, "cowfork")], ["--cow"])
     events = script(data)
     parent = next(e["pid"] for e in events if e["type"] == "exec")
     child = int(workload_lines(p.stdout, "child")[0][0])

@@ -106,8 +106,8 @@ static void choose_tiers(struct jt_probes *p)
 		p->tier[i] = JT_TIER_TRACEPOINT;
 }
 
-int jt_probes_load(struct jt_probes *p, bool trace_all, uint32_t ring_bytes,
-		   jt_event_fn fn, void *ctx)
+int jt_probes_load(struct jt_probes *p, bool trace_all, bool cow,
+		   uint32_t ring_bytes, jt_event_fn fn, void *ctx)
 {
 	struct jt_config cfg = { trace_all, getpid() };
 	__u32 zero = 0;
@@ -124,6 +124,7 @@ int jt_probes_load(struct jt_probes *p, bool trace_all, uint32_t ring_bytes,
 	if (!p->skel)
 		return -errno;
 	choose_tiers(p);
+	bpf_program__set_autoload(p->skel->progs.jt_fault, cow);
 	err = bpf_map__set_max_entries(p->skel->maps.events, ring_bytes);
 	if (!err)
 		err = jittrace_bpf__load(p->skel);

@@ -29,8 +29,9 @@ const char *jt_tier_name(enum jt_tier t);
 typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 
 /* ring_bytes: the BPF ring's size, a power of two of at least a page. */
-int jt_probes_load(struct jt_probes *p, bool trace_all, uint32_t ring_bytes,
-		   jt_event_fn fn, void *ctx);
+/* cow: attach the write-fault probe (costs a VMA lookup per fault). */
+int jt_probes_load(struct jt_probes *p, bool trace_all, bool cow,
+		   uint32_t ring_bytes, jt_event_fn fn, void *ctx);
 int jt_probes_trace(struct jt_probes *p, pid_t pid);
 int jt_probes_attach(struct jt_probes *p);
 /* Events the BPF ring refused so far, summed over CPUs. */

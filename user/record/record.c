@@ -34,6 +34,7 @@ struct record_opts {
 	pid_t pid;
 	double duration;
 	bool verbose;
+	bool cow;
 	uint32_t bpf_ring_kb;
 	struct jt_perf_opts perf;
 	char **argv;
@@ -69,7 +70,11 @@ static const char usage[] =
 	"  -F, --freq HZ         sampling frequency (default 999)\n"
 	"  -c, --count PERIOD    sample every PERIOD events instead\n"
 	"  -g                    record frame-pointer call chains\n"
-	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR)\n"
+	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR);\n"
+	"                        implies --cow\n"
+	"      --cow             record copy-on-write faults (which pages\n"
+	"                        became private); costs a VMA lookup per\n"
+	"                        write fault\n"
 	"  -p, --pid PID         attach to a running process\n"
 	"  -a, --all-cpus        every process on the system\n"
 	"      --duration SECS   stop after SECS (-p and -a)\n"
@@ -100,6 +105,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "bpf-ring", required_argument, NULL, 'B' },
+		{ "cow", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -162,6 +168,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 					usage,
 					"--bpf-ring wants a power of two "
 					"from 4 to 2097152 (KB)");
+			break;
+		case 'C':
+			o->cow = true;
 			break;
 		case 'u':
 			o->user = optarg;
@@ -226,6 +235,8 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		n += snprintf(buf + n, sizeof(buf) - n, "tier.%s=%s\n",
 			      jt_hook_names[i],
 			      jt_tier_name(r->probes.tier[i]));
+	n += snprintf(buf + n, sizeof(buf) - n, "cow=%s\n",
+		      r->o.cow || r->o.perf.data_addr ? "on" : "off");
 	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);
 	n += snprintf(buf + n, sizeof(buf) - n, "cmdline=");
 	for (i = 0; i < argc && n < sizeof(buf) - 2; i++)
@@ -304,8 +315,9 @@ static int setup(struct recorder *r, int argc, char **argv)
 	if (!r->o.all && !r->o.pid &&
 	    jt_target_identity(&r->target, r->o.user, r->o.run_as_root))
 		return -EPERM;
-	err = jt_probes_load(&r->probes, r->o.all, r->o.bpf_ring_kb * 1024,
-			     on_bpf_event, r);
+	err = jt_probes_load(&r->probes, r->o.all,
+			     r->o.cow || r->o.perf.data_addr,
+			     r->o.bpf_ring_kb * 1024, on_bpf_event, r);
 	if (err == -ENOTSUP)
 		return err;
 	if (err) {

@@ -95,6 +95,7 @@ static int check_tracepoints(void)
 
 	if (!skel)
 		return -errno;
+	/* Every program, the --cow one included. */
 	err = jittrace_bpf__load(skel);
 	if (!err)
 		err = jittrace_bpf__attach(skel);
