@@ -9,6 +9,7 @@ static const char usage[] =
 	"  record   run a command (or attach) and record its memory map\n"
 	"           and samples to jittrace.data\n"
 	"  maps     each process's rebuilt map, one row per requested region\n"
+	"  audit    where the kernel's and userland's views of memory differ\n"
 	"  report   samples by command, process, object and symbol\n"
 	"  script   every event and sample in time order\n"
 	"  doctor   what this kernel allows and which probes would be used\n"
@@ -19,8 +20,8 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "record", cmd_record }, { "maps", cmd_maps },
-	{ "report", cmd_report }, { "script", cmd_script },
-	{ "doctor", cmd_doctor },
+	{ "report", cmd_report }, { "audit", cmd_audit },
+	{ "script", cmd_script }, { "doctor", cmd_doctor },
 };
 
 int main(int argc, char **argv)

@@ -7,6 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 /* Print msg (if any) and usage to stderr; returns 2, the usage exit code. */

@@ -37,5 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	view(cmd_report, path, NULL);
 	view(cmd_report, path, "--json");
 	view(cmd_script, path, "--folded");
+	view(cmd_audit, path, NULL);
+	view(cmd_audit, path, "--json");
 	return 0;
 }

@@ -497,11 +497,15 @@ void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
 	m->now = j->time;
 	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
 	switch (j->op) {
-	case JT_JIT_LOAD:
+	case JT_JIT_LOAD: {
+		const struct jt_jitsym *old = jt_jittab_find(t, j->addr);
+
+		m->replaced = old ? *old : (struct jt_jitsym){};
 		s = (struct jt_jitsym){ j->addr, j->addr + j->size, j->name,
 					j->code_index, j->time };
 		check(m, jt_jittab_load(t, &s));
 		break;
+	}
 	case JT_JIT_MOVE:
 		if (jt_jittab_move(t, j->old_addr, j->addr, j->size, j->time))
 			m->stats.jit_move_unknown++;

@@ -60,6 +60,8 @@ struct jt_model {
 	struct jt_perf_seen
 		seen[JT_PERF_SEEN]; /* ring, newest at seen_next-1 */
 	unsigned int seen_next;
+	/* What the last JIT load ended at its start address, for audits. */
+	struct jt_jitsym replaced;
 };
 
 void jt_model_init(struct jt_model *m);

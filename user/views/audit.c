@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * jittrace audit: where the kernel's view of memory (perf's MMAP2
+ * records, merged VMAs, shared file pages) and the userland's view
+ * (requested regions, JIT symbols, private copies) disagree.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "jittrace.h"
+#include "lib/fmt.h"
+#include "lib/perf_rec.h"
+#include "lib/reserve.h"
+#include "model/replay.h"
+#include "model/symbolize.h"
+#include "views/view.h"
+
+static const char usage[] = "usage: jittrace audit [-i FILE] [--json]\n"
+			    "  -i, --input FILE  recording (default "
+			    "jittrace.data)\n"
+			    "      --json        a JSON array of findings\n";
+
+struct finding {
+	const char *kind;
+	uint32_t pid;
+	uint64_t start;
+	uint64_t end;
+	char *detail; /* a JSON object */
+	char *text; /* the same, for people */
+	uint64_t samples; /* mmap2-overlap: counted after the replay */
+};
+
+#define MAX_PIDS 16
+
+/* One page of one file, as seen by data-address samples. */
+struct filepage {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t offset;
+	const char *path;
+	uint32_t pids[MAX_PIDS];
+	int npids;
+	uint64_t samples;
+	bool all_private;
+};
+
+/* Samples in executable anon memory no symbol source named. */
+struct orphan_region {
+	uint32_t pid;
+	uint64_t start;
+	uint64_t end;
+	uint64_t samples;
+};
+
+struct audit {
+	struct jt_stream *s;
+	struct jt_syms *syms;
+	struct finding *f;
+	size_t n;
+	size_t cap;
+	struct filepage *pages;
+	size_t npages;
+	size_t pages_cap;
+	struct orphan_region *orphans;
+	size_t norphans;
+	size_t orphans_cap;
+};
+
+static void add(struct audit *a, const char *kind, uint32_t pid,
+		uint64_t start, uint64_t end, const char *text,
+		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void add(struct audit *a, const char *kind, uint32_t pid,
+		uint64_t start, uint64_t end, const char *text,
+		const char *fmt, ...)
+{
+	struct finding *f;
+	va_list ap;
+
+	if (jt_reserve(&a->f, &a->cap, a->n + 1, sizeof(*a->f)))
+		return;
+	f = &a->f[a->n++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->pid = pid;
+	f->start = start;
+	f->end = end;
+	f->text = strdup(text);
+	va_start(ap, fmt);
+	if (vasprintf(&f->detail, fmt, ap) < 0)
+		f->detail = NULL;
+	va_end(ap);
+}
+
+/* A perf-map line over an older one: time-blind tools name it wrong. */
+static void jit_item(struct audit *a, struct jt_model *m,
+		     const struct jt_jit_item *j)
+{
+	const struct jt_region *r;
+	char text[512];
+
+	if (j->op != JT_JIT_LOAD)
+		return;
+	if (j->source == JT_SRC_PERFMAP && m->replaced.name &&
+	    m->replaced.name != j->name) {
+		snprintf(text, sizeof(text), "%s replaced by %s",
+			 m->replaced.name, j->name);
+		add(a, "perfmap-reuse", j->pid, j->addr, j->addr + j->size,
+		    text,
+		    "{\"old\":\"%s\",\"new\":\"%s\",\"old_loaded_ns\":%" PRIu64
+		    ",\"new_loaded_ns\":%" PRIu64 "}",
+		    m->replaced.name, j->name, m->replaced.loaded_ns, j->time);
+	}
+	r = jt_model_lookup(m, j->pid, j->addr);
+	if (!r || !(r->prot & PROT_EXEC)) {
+		snprintf(text, sizeof(text), "%s loaded %s", j->name,
+			 r ? "into memory that is not executable" :
+			     "where nothing is mapped");
+		add(a, "jit-orphan", j->pid, j->addr, j->addr + j->size, text,
+		    "{\"name\":\"%s\",\"mapped\":%s,\"source\":\"%s\"}", j->name,
+		    r ? "true" : "false", jt_source_name(j->source));
+	}
+}
+
+/* Functions in [s, e): a perf-map entry jitdump also names counts once. */
+static size_t jit_symbols_in(const struct jt_proc *p, uint64_t s, uint64_t e)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < p->jitdump.n; i++)
+		n += p->jitdump.e[i].start < e && p->jitdump.e[i].end > s;
+	for (i = 0; i < p->perfmap.n; i++)
+		n += p->perfmap.e[i].start < e && p->perfmap.e[i].end > s &&
+		     !jt_jittab_find(&p->jitdump, p->perfmap.e[i].start);
+	return n;
+}
+
+/* An executable MMAP2 over JIT code already loaded: trusting it loses it. */
+static void mmap2(struct audit *a, struct jt_model *m, const struct jt_item *it)
+{
+	struct jt_mmap2 mm;
+	struct jt_proc *p;
+	size_t n;
+	char text[256];
+
+	if (jt_perf_mmap2(it->data, it->len, &mm) || !(mm.prot & PROT_EXEC))
+		return;
+	p = jt_model_find(m, mm.pid);
+	if (!p || !(n = jit_symbols_in(p, mm.start, mm.start + mm.len)))
+		return;
+	snprintf(text, sizeof(text),
+		 "perf MMAP2 [0x%" PRIx64 "(0x%" PRIx64 ")] %.*s covers %zu "
+		 "JIT symbols loaded before it",
+		 mm.start, mm.len, (int)mm.filename_len, mm.filename, n);
+	add(a, "mmap2-overlap", mm.pid, mm.start, mm.start + mm.len, text,
+	    "{\"symbols\":%zu,\"time\":%" PRIu64, n, it->time);
+}
+
+static void note_orphan(struct audit *a, uint32_t pid,
+			const struct jt_symres *y)
+{
+	size_t i;
+
+	for (i = 0; i < a->norphans; i++)
+		if (a->orphans[i].pid == pid &&
+		    a->orphans[i].start == y->region_start) {
+			a->orphans[i].samples++;
+			return;
+		}
+	if (!jt_reserve(&a->orphans, &a->orphans_cap, a->norphans + 1,
+			sizeof(*a->orphans)))
+		a->orphans[a->norphans++] = (struct orphan_region){
+			pid, y->region_start, y->region_end, 1 };
+}
+
+static struct filepage *file_page(struct audit *a, const struct jt_region *r,
+				  uint64_t offset)
+{
+	struct filepage *p;
+	size_t i;
+
+	for (i = 0; i < a->npages; i++)
+		if (a->pages[i].dev == r->dev && a->pages[i].ino == r->ino &&
+		    a->pages[i].offset == offset)
+			return &a->pages[i];
+	if (jt_reserve(&a->pages, &a->pages_cap, a->npages + 1,
+		       sizeof(*a->pages)))
+		return NULL;
+	p = &a->pages[a->npages++];
+	memset(p, 0, sizeof(*p));
+	*p = (struct filepage){ .dev = r->dev, .ino = r->ino,
+				.offset = offset, .path = r->path,
+				.all_private = true };
+	return p;
+}
+
+/* Data samples in private file mappings, keyed as a c2c tool keys them. */
+static void data_sample(struct audit *a, struct jt_model *m,
+			const struct jt_sample *smp)
+{
+	struct jt_proc *p = jt_model_find(m, smp->pid);
+	const struct jt_region *r;
+	struct filepage *fp;
+	int i;
+
+	if (!p || !p->as || !(r = jt_aspace_find(p->as, smp->addr)) ||
+	    r->kind != JT_RK_FILE || jt_region_shared(r))
+		return;
+	fp = file_page(a, r, (r->pgoff + smp->addr - r->start) & ~4095ULL);
+	if (!fp)
+		return;
+	fp->samples++;
+	fp->all_private &= jt_aspace_sharing(p->as, smp->addr) ==
+			   JT_SHARE_PRIVATE;
+	for (i = 0; i < fp->npids && fp->pids[i] != smp->pid; i++)
+		;
+	if (i == fp->npids && fp->npids < MAX_PIDS)
+		fp->pids[fp->npids++] = smp->pid;
+}
+
+static void sample(struct audit *a, struct jt_model *m,
+		   const struct jt_item *it)
+{
+	const struct jt_symres *y = &a->syms->res[it - a->s->items];
+	const struct jt_region *r;
+	struct jt_sample smp;
+
+	if (jt_perf_sample(it->data, it->len, a->s->sample_type, &smp))
+		return;
+	if (a->s->sample_type & PERF_SAMPLE_ADDR)
+		data_sample(a, m, &smp);
+	if (y->sym || y->kernel || y->source != JT_SRC_ANON || y->path)
+		return;
+	r = jt_model_lookup(m, smp.pid, smp.ip);
+	if (r && (r->prot & PROT_EXEC) && r->kind != JT_RK_VDSO)
+		note_orphan(a, smp.pid, y);
+}
+
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+{
+	struct audit *a = ctx;
+	const struct perf_event_header *h = it->data;
+
+	if (it->kind == JT_IT_JIT)
+		jit_item(a, m, it->data);
+	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_MMAP2)
+		mmap2(a, m, it);
+	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_SAMPLE)
+		sample(a, m, it);
+}
+
+/* Kernel VMAs holding more than one requested region, at the end. */
+static void coalesced(struct audit *a, const struct jt_proc *p)
+{
+	const struct jt_aspace *as = p->as;
+	size_t i = 0, members;
+	char text[256];
+
+	while (as && i < as->n) {
+		const struct jt_region *r = &as->r[i];
+
+		members = jt_aspace_vma_members(as, r);
+		if (members > 1 && r->kvma.start == r->start) {
+			snprintf(text, sizeof(text),
+				 "kernel VMA holds %zu requested regions (%s)",
+				 members, jt_region_name(r));
+			add(a, "coalesced", p->pid, r->kvma.start,
+			    r->kvma.end, text,
+			    "{\"regions\":%zu,\"backing\":\"%s\"}", members,
+			    jt_region_name(r));
+			i += members;
+			continue;
+		}
+		i++;
+	}
+}
+
+/* Pages each file mapping made private, per process. */
+static void cow(struct audit *a, const struct jt_proc *p)
+{
+	const struct jt_aspace *as = p->as;
+	size_t i, j;
+	char text[512];
+
+	for (i = 0; as && i < as->n; i++) {
+		const struct jt_region *r = &as->r[i];
+		uint64_t n = 0, first = 0;
+
+		for (j = 0; j < as->npriv; j++) {
+			if (as->priv[j].page < r->start ||
+			    as->priv[j].page >= r->end)
+				continue;
+			if (!n++ || as->priv[j].time < first)
+				first = as->priv[j].time;
+		}
+		if (!n)
+			continue;
+		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",
+			 n, jt_region_name(r));
+		add(a, "cow", p->pid, r->start, r->end, text,
+		    "{\"pages\":%" PRIu64 ",\"backing\":\"%s\","
+		    "\"first_ns\":%" PRIu64 "}",
+		    n, jt_region_name(r), first);
+	}
+}
+
+/*
+ * mmap2-overlap: the JIT-named samples in each range, which a tool that
+ * trusts the record would lose; the detail object is closed here.
+ */
+static void count_lost_samples(struct audit *a)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->s->n; i++) {
+		const struct jt_symres *y = &a->syms->res[i];
+		struct jt_sample smp;
+
+		if (!y->is_sample || (y->source != JT_SRC_JITDUMP &&
+				      y->source != JT_SRC_PERFMAP) ||
+		    jt_perf_sample(a->s->items[i].data, a->s->items[i].len,
+				   a->s->sample_type, &smp))
+			continue;
+		for (k = 0; k < a->n; k++)
+			a->f[k].samples += !strcmp(a->f[k].kind,
+						   "mmap2-overlap") &&
+					   a->f[k].pid == smp.pid &&
+					   a->f[k].start <= smp.ip &&
+					   smp.ip < a->f[k].end;
+	}
+	for (k = 0; k < a->n; k++) {
+		char *d;
+
+		if (strcmp(a->f[k].kind, "mmap2-overlap") ||
+		    asprintf(&d, "%s,\"samples\":%" PRIu64 "}", a->f[k].detail,
+			     a->f[k].samples) < 0)
+			continue;
+		free(a->f[k].detail);
+		a->f[k].detail = d;
+	}
+}
+
+static void finish(struct audit *a, struct jt_model *m)
+{
+	char text[512];
+	size_t i, k;
+
+	count_lost_samples(a);
+
+	for (i = 0; i < m->nprocs; i++) {
+		coalesced(a, m->procs[i]);
+		cow(a, m->procs[i]);
+	}
+	for (i = 0; i < a->norphans; i++) {
+		snprintf(text, sizeof(text),
+			 "%" PRIu64 " samples in executable anon memory no "
+			 "symbol source names",
+			 a->orphans[i].samples);
+		add(a, "jit-orphan", a->orphans[i].pid, a->orphans[i].start,
+		    a->orphans[i].end, text, "{\"samples\":%" PRIu64 "}",
+		    a->orphans[i].samples);
+	}
+	for (i = 0; i < a->npages; i++) {
+		const struct filepage *fp = &a->pages[i];
+		char pids[16 * MAX_PIDS] = "";
+		size_t n = 0;
+
+		if (fp->npids < 2 || !fp->all_private)
+			continue;
+		for (k = 0; k < (size_t)fp->npids; k++)
+			n += snprintf(pids + n, sizeof(pids) - n, "%s%u",
+				      k ? "," : "", fp->pids[k]);
+		snprintf(text, sizeof(text),
+			 "%s+0x%" PRIx64 ": %d processes, each on its own "
+			 "private copy",
+			 fp->path, fp->offset, fp->npids);
+		add(a, "false-sharing-suspect", fp->pids[0], fp->offset,
+		    fp->offset + 4096, text,
+		    "{\"path\":\"%s\",\"offset\":\"0x%" PRIx64 "\","
+		    "\"pids\":[%s],\"samples\":%" PRIu64 "}",
+		    fp->path, fp->offset, pids, fp->samples);
+	}
+}
+
+static int cmp_finding(const void *x, const void *y)
+{
+	const struct finding *a = x, *b = y;
+	int c = strcmp(a->kind, b->kind);
+
+	if (c)
+		return c;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void print(const struct audit *a, bool json)
+{
+	const char *kind = NULL;
+	size_t i, n;
+
+	if (json)
+		printf("[");
+	for (i = 0; i < a->n; i++) {
+		const struct finding *f = &a->f[i];
+
+		if (json) {
+			printf("%s\n  {\"kind\":\"%s\",\"pid\":%u,\"start\":"
+			       "\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
+			       "\",\"detail\":%s}",
+			       i ? "," : "", f->kind, f->pid, f->start, f->end,
+			       f->detail ? f->detail : "{}");
+			continue;
+		}
+		if (!kind || strcmp(kind, f->kind)) {
+			kind = f->kind;
+			for (n = i; n < a->n && !strcmp(a->f[n].kind, kind);
+			     n++)
+				;
+			printf("%s== %s: %zu finding%s\n", i ? "\n" : "", kind,
+			       n - i, n - i == 1 ? "" : "s");
+		}
+		printf("  pid %-7u %012" PRIx64 "-%012" PRIx64 "  %s\n", f->pid,
+		       f->start, f->end, f->text);
+	}
+	printf(json ? "\n]\n" : a->n ? "" : "no findings\n");
+}
+
+int cmd_audit(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *in = "jittrace.data";
+	struct audit a = {};
+	struct jt_stream s;
+	struct jt_syms syms;
+	struct jt_model m;
+	bool json = false;
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return jt_usage_error(usage, NULL);
+		}
+	}
+	if (optind < argc)
+		return jt_usage_error(usage, "unexpected argument");
+	if (jt_view_open(&s, in))
+		return 1;
+	if (jt_symbolize(&s, &syms)) {
+		jt_stream_free(&s);
+		return 1;
+	}
+	a.s = &s;
+	a.syms = &syms;
+	jt_model_init(&m);
+	jt_replay(&s, &m, 0, on_item, &a);
+	finish(&a, &m);
+	if (a.n)
+		qsort(a.f, a.n, sizeof(*a.f), cmp_finding);
+	print(&a, json);
+	for (i = 0; i < a.n; i++) {
+		free(a.f[i].detail);
+		free(a.f[i].text);
+	}
+	free(a.f);
+	free(a.pages);
+	free(a.orphans);
+	jt_model_free(&m);
+	jt_syms_free(&syms);
+	jt_stream_free(&s);
+	return 0;
+}
