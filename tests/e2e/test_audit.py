@@ -87,3 +87,42 @@ def test_cow_and_false_sharing_suspect():
            and hx(r["detail"]["offset"]) == page]
     assert len(sus) == 1, rows
     assert sorted(sus[0]["detail"]["pids"]) == sorted(pids)
+
+
+def test_live_audit_of_a_running_process():
+    import subprocess
+    from jt import AS_USER
+    f = os.path.join(TMP, "cowhold.shared")
+    os.chmod(TMP, 0o777)
+    proc = subprocess.Popen([*AS_USER, os.path.join(WL, "cowhold"),
+                             os.path.join(WL, "libjtcow.so"), f],
+                            stdout=subprocess.PIPE, text=True)
+    addr = {}
+    try:
+        for line in proc.stdout:
+            name, value = line.split()
+            if name == "ready":
+                break
+            addr[name] = value
+        args = [JT, "audit", "-p", str(proc.pid), "--json"]
+        for name in ("lib_written", "lib_read", "shared_file", "shm",
+                     "fork_shared", "fork_copied"):
+            args += ["--addr", addr[name]]
+        rows = json.loads(run(args).stdout)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", "cowhold"])
+        proc.wait()
+        os.unlink(f"/tmp/perf-{proc.pid}.map")
+    answers = {hx(r["start"]): r["detail"]["sharing"] for r in rows if r["kind"] == "addr"}
+    want = {"lib_written": "private", "lib_read": "shared-file",
+            "shared_file": "shared-file", "shm": "shared-anon",
+            "fork_shared": "shared-anon", "fork_copied": "private"}
+    assert answers == {int(addr[k], 16): v for k, v in want.items()}, rows
+    w = int(addr["lib_written"], 16)
+    cow = [r for r in rows if r["kind"] == "cow" and hx(r["start"]) <= w < hx(r["end"])]
+    assert len(cow) == 1 and cow[0]["detail"]["backing"].endswith("/libjtcow.so")
+    assert cow[0]["detail"]["pages"] >= 1
+    reuse = [r for r in rows if r["kind"] == "perfmap-reuse"]
+    assert [(r["detail"]["old"], r["detail"]["new"]) for r in reuse] == [("first", "second")]
+    orphan = [r for r in rows if r["kind"] == "jit-orphan"]
+    assert [r["detail"]["name"] for r in orphan] == ["nowhere"]

@@ -16,20 +16,24 @@
 #include "lib/reserve.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
+#include "views/audit_live.h"
 #include "views/view.h"
 
-static const char usage[] = "usage: jittrace audit [-i FILE] [--json]\n"
-			    "  -i, --input FILE  recording (default "
-			    "jittrace.data)\n"
-			    "      --json        a JSON array of findings\n";
+static const char usage[] =
+	"usage: jittrace audit [-i FILE] [--json]\n"
+	"       jittrace audit -p PID [--addr ADDR]... [--json]\n"
+	"  -i, --input FILE  recording (default jittrace.data)\n"
+	"  -p, --pid PID     a running process instead of a recording\n"
+	"      --addr ADDR   with -p: is this address private or shared, why\n"
+	"      --json        a JSON array of findings\n";
 
 struct finding {
 	const char *kind;
 	uint32_t pid;
 	uint64_t start;
 	uint64_t end;
-	char *detail; /* a JSON object */
-	char *text; /* the same, for people */
+	char *detail;	  /* a JSON object */
+	char *text;	  /* the same, for people */
 	uint64_t samples; /* mmap2-overlap: counted after the replay */
 };
 
@@ -69,13 +73,12 @@ struct audit {
 	size_t orphans_cap;
 };
 
-static void add(struct audit *a, const char *kind, uint32_t pid,
-		uint64_t start, uint64_t end, const char *text,
-		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void add(struct audit *a, const char *kind, uint32_t pid, uint64_t start,
+		uint64_t end, const char *text, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 
-static void add(struct audit *a, const char *kind, uint32_t pid,
-		uint64_t start, uint64_t end, const char *text,
-		const char *fmt, ...)
+static void add(struct audit *a, const char *kind, uint32_t pid, uint64_t start,
+		uint64_t end, const char *text, const char *fmt, ...)
 {
 	struct finding *f;
 	va_list ap;
@@ -120,8 +123,8 @@ static void jit_item(struct audit *a, struct jt_model *m,
 			 r ? "into memory that is not executable" :
 			     "where nothing is mapped");
 		add(a, "jit-orphan", j->pid, j->addr, j->addr + j->size, text,
-		    "{\"name\":\"%s\",\"mapped\":%s,\"source\":\"%s\"}", j->name,
-		    r ? "true" : "false", jt_source_name(j->source));
+		    "{\"name\":\"%s\",\"mapped\":%s,\"source\":\"%s\"}",
+		    j->name, r ? "true" : "false", jt_source_name(j->source));
 	}
 }
 
@@ -172,8 +175,9 @@ static void note_orphan(struct audit *a, uint32_t pid,
 		}
 	if (!jt_reserve(&a->orphans, &a->orphans_cap, a->norphans + 1,
 			sizeof(*a->orphans)))
-		a->orphans[a->norphans++] = (struct orphan_region){
-			pid, y->region_start, y->region_end, 1 };
+		a->orphans[a->norphans++] =
+			(struct orphan_region){ pid, y->region_start,
+						y->region_end, 1 };
 }
 
 static struct filepage *file_page(struct audit *a, const struct jt_region *r,
@@ -191,8 +195,10 @@ static struct filepage *file_page(struct audit *a, const struct jt_region *r,
 		return NULL;
 	p = &a->pages[a->npages++];
 	memset(p, 0, sizeof(*p));
-	*p = (struct filepage){ .dev = r->dev, .ino = r->ino,
-				.offset = offset, .path = r->path,
+	*p = (struct filepage){ .dev = r->dev,
+				.ino = r->ino,
+				.offset = offset,
+				.path = r->path,
 				.all_private = true };
 	return p;
 }
@@ -213,8 +219,8 @@ static void data_sample(struct audit *a, struct jt_model *m,
 	if (!fp)
 		return;
 	fp->samples++;
-	fp->all_private &= jt_aspace_sharing(p->as, smp->addr) ==
-			   JT_SHARE_PRIVATE;
+	fp->all_private &=
+		jt_aspace_sharing(p->as, smp->addr) == JT_SHARE_PRIVATE;
 	for (i = 0; i < fp->npids && fp->pids[i] != smp->pid; i++)
 		;
 	if (i == fp->npids && fp->npids < MAX_PIDS)
@@ -267,10 +273,9 @@ static void coalesced(struct audit *a, const struct jt_proc *p)
 			snprintf(text, sizeof(text),
 				 "kernel VMA holds %zu requested regions (%s)",
 				 members, jt_region_name(r));
-			add(a, "coalesced", p->pid, r->kvma.start,
-			    r->kvma.end, text,
-			    "{\"regions\":%zu,\"backing\":\"%s\"}", members,
-			    jt_region_name(r));
+			add(a, "coalesced", p->pid, r->kvma.start, r->kvma.end,
+			    text, "{\"regions\":%zu,\"backing\":\"%s\"}",
+			    members, jt_region_name(r));
 			i += members;
 			continue;
 		}
@@ -319,17 +324,17 @@ static void count_lost_samples(struct audit *a)
 		const struct jt_symres *y = &a->syms->res[i];
 		struct jt_sample smp;
 
-		if (!y->is_sample || (y->source != JT_SRC_JITDUMP &&
-				      y->source != JT_SRC_PERFMAP) ||
+		if (!y->is_sample ||
+		    (y->source != JT_SRC_JITDUMP &&
+		     y->source != JT_SRC_PERFMAP) ||
 		    jt_perf_sample(a->s->items[i].data, a->s->items[i].len,
 				   a->s->sample_type, &smp))
 			continue;
 		for (k = 0; k < a->n; k++)
-			a->f[k].samples += !strcmp(a->f[k].kind,
-						   "mmap2-overlap") &&
-					   a->f[k].pid == smp.pid &&
-					   a->f[k].start <= smp.ip &&
-					   smp.ip < a->f[k].end;
+			a->f[k].samples +=
+				!strcmp(a->f[k].kind, "mmap2-overlap") &&
+				a->f[k].pid == smp.pid &&
+				a->f[k].start <= smp.ip && smp.ip < a->f[k].end;
 	}
 	for (k = 0; k < a->n; k++) {
 		char *d;
@@ -434,10 +439,16 @@ int cmd_audit(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "addr", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *in = "jittrace.data";
+	uint64_t addrs[64];
+	int naddrs = 0;
+	pid_t pid = 0;
+	char *end;
 	struct audit a = {};
 	struct jt_stream s;
 	struct jt_syms syms;
@@ -446,10 +457,22 @@ int cmd_audit(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			in = optarg;
+			break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || pid <= 0)
+				return jt_usage_error(usage, "bad --pid");
+			break;
+		case 'a':
+			if (naddrs == 64)
+				return jt_usage_error(usage, "too many --addr");
+			addrs[naddrs++] = strtoull(optarg, &end, 16);
+			if (*end)
+				return jt_usage_error(usage, "bad --addr");
 			break;
 		case 'j':
 			json = true;
@@ -463,6 +486,10 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (optind < argc)
 		return jt_usage_error(usage, "unexpected argument");
+	if (naddrs && !pid)
+		return jt_usage_error(usage, "--addr needs -p");
+	if (pid)
+		return jt_audit_live(pid, addrs, naddrs, json);
 	if (jt_view_open(&s, in))
 		return 1;
 	if (jt_symbolize(&s, &syms)) {

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Holds pages of every sharing class, for audit -p: a library page it
+ * wrote (private) and one it only read (shared-file), a MAP_SHARED file
+ * page, a System V shm page, an anon page shared with a forked child and
+ * one written after the fork. Writes a perf-map with a reused address and
+ * an entry where no code is. Prints "NAME ADDR" lines, then "ready", and
+ * waits to be killed.
+ * usage: cowhold LIBRARY FILE
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	void *lib = dlopen(argv[1], RTLD_NOW);
+	volatile char *g = lib ? dlsym(lib, "jt_cow_global") : NULL;
+	int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	volatile char *f, *s, *a;
+	char path[64], c;
+	FILE *map;
+
+	if (!g || fd < 0 || ftruncate(fd, 4096) || id < 0)
+		return 1;
+	f = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	s = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
+	a = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c = g[2 * 4096];
+	f[0] = s[0] = a[0] = a[4096] = 1;
+	if (fork() == 0) {
+		pause();
+		_exit(0);
+	}
+	/* After the fork: copies of our own, the child keeps the old pages. */
+	g[4096] = 1;
+	a[4096] = 2;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	map = fopen(path, "w");
+	fprintf(map, "%lx 10 first\n%lx 10 second\n10 10 nowhere\n",
+		(unsigned long)main, (unsigned long)main);
+	fclose(map);
+	printf("lib_written %lx\nlib_read %lx\nshared_file %lx\nshm %lx\n"
+	       "fork_shared %lx\nfork_copied %lx\nready %d\n",
+	       (unsigned long)g + 4096, (unsigned long)g + 2 * 4096,
+	       (unsigned long)f, (unsigned long)s, (unsigned long)a,
+	       (unsigned long)a + 4096, c);
+	fflush(stdout);
+	pause();
+	return 0;
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * jittrace audit -p PID: the same questions asked of a running process,
+ * without a recording: /proc/PID/maps and smaps for its mappings and
+ * private copies, its perf-map for JIT symbols, /proc/PID/pagemap for
+ * whether one page is private or shared, and why.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "jittrace.h"
+#include "lib/fmt.h"
+#include "lib/reserve.h"
+#include "views/audit_live.h"
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_FILE_OR_SHARED_ANON (1ULL << 61)
+#define PM_EXCLUSIVE (1ULL << 56)
+
+struct vma {
+	uint64_t start;
+	uint64_t end;
+	char perms[8];
+	char path[512];
+	uint64_t anon_kb; /* smaps "Anonymous:": pages copied on write */
+};
+
+struct live {
+	pid_t pid;
+	bool json;
+	int n; /* findings printed */
+	struct vma *v;
+	size_t nv;
+	size_t cap;
+};
+
+static int read_smaps(struct live *l)
+{
+	char path[64], line[1024];
+	struct vma *cur = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", l->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, kb;
+		char perms[8];
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &s, &e,
+			   perms, &pos) == 3 && pos) {
+			if (jt_reserve(&l->v, &l->cap, l->nv + 1, sizeof(*l->v)))
+				break;
+			cur = &l->v[l->nv++];
+			memset(cur, 0, sizeof(*cur));
+			cur->start = s;
+			cur->end = e;
+			snprintf(cur->perms, sizeof(cur->perms), "%s", perms);
+			snprintf(cur->path, sizeof(cur->path), "%s", line + pos);
+			cur->path[strcspn(cur->path, "\n")] = 0;
+		} else if (cur && sscanf(line, "Anonymous: %llu kB", &kb) == 1) {
+			cur->anon_kb = kb;
+		}
+	}
+	fclose(f);
+	return l->nv ? 0 : -ESRCH;
+}
+
+static const struct vma *vma_of(const struct live *l, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < l->nv; i++)
+		if (l->v[i].start <= addr && addr < l->v[i].end)
+			return &l->v[i];
+	return NULL;
+}
+
+static void finding(struct live *l, const char *kind, uint64_t start,
+		    uint64_t end, const char *text, const char *detail)
+{
+	if (l->json)
+		printf("%s\n  {\"kind\":\"%s\",\"pid\":%d,\"start\":\"0x%" PRIx64
+		       "\",\"end\":\"0x%" PRIx64 "\",\"detail\":%s}",
+		       l->n ? "," : "", kind, l->pid, start, end, detail);
+	else
+		printf("%-22s pid %-7d %012" PRIx64 "-%012" PRIx64 "  %s\n",
+		       kind, l->pid, start, end, text);
+	l->n++;
+}
+
+/* File mappings with pages this process copied (smaps "Anonymous:"). */
+static void cow(struct live *l)
+{
+	char text[640], detail[768], path[520];
+	size_t i;
+
+	for (i = 0; i < l->nv; i++) {
+		const struct vma *v = &l->v[i];
+
+		if (v->perms[3] != 'p' || v->path[0] != '/' || !v->anon_kb)
+			continue;
+		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",
+			 v->anon_kb / 4, v->path);
+		snprintf(path, sizeof(path), "%s", v->path);
+		snprintf(detail, sizeof(detail),
+			 "{\"pages\":%" PRIu64 ",\"backing\":\"%s\"}",
+			 v->anon_kb / 4, path);
+		finding(l, "cow", v->start, v->end, text, detail);
+	}
+}
+
+/* The perf-map, vetted as the recorder vets it. */
+static FILE *open_perfmap(pid_t pid)
+{
+	char path[64];
+	struct stat st, proc;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (fstat(fd, &st) || stat(path, &proc) || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != proc.st_uid && st.st_uid != 0)) {
+		fprintf(stderr, "jittrace: not reading /tmp/perf-%d.map: not "
+				"owned by the process's user\n", pid);
+		close(fd);
+		return NULL;
+	}
+	return fdopen(fd, "r");
+}
+
+struct pm_entry {
+	uint64_t start;
+	uint64_t size;
+	char name[256];
+};
+
+/* perf-map lines over older ones, and code where nothing runs. */
+static void perfmap(struct live *l)
+{
+	FILE *f = open_perfmap(l->pid);
+	struct pm_entry *e = NULL;
+	size_t n = 0, cap = 0, i, j;
+	char line[512], text[640], detail[640];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		struct pm_entry p = {};
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %255[^\n]", &p.start,
+			   &p.size, p.name) != 3 ||
+		    jt_reserve(&e, &cap, n + 1, sizeof(*e)))
+			continue;
+		e[n++] = p;
+	}
+	if (f)
+		fclose(f);
+	for (i = 0; i < n; i++) {
+		const struct vma *v = vma_of(l, e[i].start);
+
+		for (j = 0; j < i; j++) {
+			if (e[j].start >= e[i].start + e[i].size ||
+			    e[i].start >= e[j].start + e[j].size)
+				continue;
+			snprintf(text, sizeof(text), "%s written over %s",
+				 e[i].name, e[j].name);
+			snprintf(detail, sizeof(detail),
+				 "{\"old\":\"%s\",\"new\":\"%s\"}", e[j].name,
+				 e[i].name);
+			finding(l, "perfmap-reuse", e[i].start,
+				e[i].start + e[i].size, text, detail);
+		}
+		if (!v || v->perms[2] != 'x') {
+			snprintf(text, sizeof(text), "%s is %s", e[i].name,
+				 v ? "in memory that is not executable" :
+				     "where nothing is mapped");
+			snprintf(detail, sizeof(detail),
+				 "{\"name\":\"%s\",\"mapped\":%s}", e[i].name,
+				 v ? "true" : "false");
+			finding(l, "jit-orphan", e[i].start,
+				e[i].start + e[i].size, text, detail);
+		}
+	}
+	free(e);
+}
+
+static int pagemap_entry(pid_t pid, uint64_t addr, uint64_t *entry)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ok = pread(fd, entry, 8, (addr / 4096) * 8) == 8;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* Private or shared, and why, from the page's pagemap bits. */
+static const char *classify(const struct vma *v, uint64_t pm,
+			    const char **why)
+{
+	bool file = v->path[0] == '/' && strncmp(v->path, "/SYSV", 5) &&
+		    strncmp(v->path, "/dev/zero", 9);
+
+	if (v->perms[3] == 's') {
+		*why = file ? "a MAP_SHARED mapping of the file" :
+			      "shared anonymous memory or System V shm";
+		return file ? "shared-file" : "shared-anon";
+	}
+	if (!(pm & PM_PRESENT)) {
+		*why = file ? "not present: a read maps the file's page" :
+			      "not present: the first write makes it private";
+		return file ? "shared-file" : "private";
+	}
+	if (pm & PM_FILE_OR_SHARED_ANON) {
+		*why = "the file's page, not written by this process";
+		return "shared-file";
+	}
+	if (pm & PM_EXCLUSIVE) {
+		*why = file ? "copied on write: this process's own copy" :
+			      "anonymous, mapped by this process only";
+		return "private";
+	}
+	*why = "anonymous page shared with a fork relative until written";
+	return "shared-anon";
+}
+
+static void addr_answer(struct live *l, uint64_t addr)
+{
+	const struct vma *v = vma_of(l, addr);
+	const char *why, *cls;
+	char text[256], detail[256];
+	uint64_t pm = 0;
+
+	if (!v) {
+		cls = "unmapped";
+		why = "nothing is mapped there";
+	} else if (pagemap_entry(l->pid, addr, &pm)) {
+		cls = "unknown";
+		why = "pagemap unreadable";
+	} else {
+		cls = classify(v, pm, &why);
+	}
+	snprintf(text, sizeof(text), "%s: %s", cls, why);
+	snprintf(detail, sizeof(detail), "{\"sharing\":\"%s\",\"why\":\"%s\"}",
+		 cls, why);
+	finding(l, "addr", addr, addr + 1, text, detail);
+}
+
+int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
+{
+	struct live l = { .pid = pid, .json = json };
+	int err = read_smaps(&l), i;
+
+	if (err) {
+		fprintf(stderr, "jittrace: cannot read process %d: %s\n", pid,
+			strerror(-err));
+		return 1;
+	}
+	if (json)
+		printf("[");
+	cow(&l);
+	perfmap(&l);
+	for (i = 0; i < naddrs; i++)
+		addr_answer(&l, addrs[i]);
+	if (json)
+		printf("\n]\n");
+	else if (!l.n)
+		printf("no findings\n");
+	free(l.v);
+	return 0;
+}
