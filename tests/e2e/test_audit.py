@@ -62,11 +62,17 @@ def test_jit_orphan_regions_without_symbols():
 
 def test_cow_and_false_sharing_suspect():
     lib, cmd = os.path.join(WL, "libjtcow.so"), os.path.join(WL, "cowuser")
-    p, data = record(["sh", "-c", f"{cmd} {lib}; {cmd} {lib}"],
+    # The c2c scenario in small: three processes at once on one global.
+    p, data = record(["sh", "-c", f"{cmd} {lib} & {cmd} {lib} & {cmd} {lib}; wait"],
                      ["-e", "page-faults", "-c", "1", "-d"])
     pids = [e["pid"] for e in script(data) if e["type"] == "exec"
             and e["path"].endswith("/cowuser")]
     wrote = [int(a[0], 16) for a in workload_lines(p.stdout, "wrote")]
+    assert len(pids) == 3 and len(wrote) == 3
+    # Output interleaves: pair each process with its address by its maps.
+    wrote = [next(w for w in wrote if any(r["start"] <= w < r["end"] and
+                                          r["path"] and r["path"].endswith("libjtcow.so")
+                                          for r in maps(data, pid))) for pid in pids]
     rows = audit(data)
     offsets = set()
     for pid, w in zip(pids, wrote):
@@ -87,6 +93,12 @@ def test_cow_and_false_sharing_suspect():
            and hx(r["detail"]["offset"]) == page]
     assert len(sus) == 1, rows
     assert sorted(sus[0]["detail"]["pids"]) == sorted(pids)
+    # report --data: each process's writes hit its own private copy.
+    rep = json.loads(run([JT, "report", "-i", data, "--data", "--json"]).stdout)
+    for pid in pids:
+        mine = [r for r in rep if r["pid"] == pid and r["backing"].endswith("/libjtcow.so")
+                and r["sharing"] == "private"]
+        assert mine and sum(r["samples"] for r in mine) >= 1, rep
 
 
 def test_live_audit_of_a_running_process():

@@ -3,6 +3,8 @@
  * Benchmark loops, timed from inside so tracer start-up is not counted.
  *   mmloop calls N   mmap + mprotect + munmap, N times
  *   mmloop touch N   map N fresh pages, write one byte in each, unmap
+ *   mmloop filetouch N   the same on a private mapping of a file: each
+ *                        write copies a page (copy-on-write)
  * Prints "ns_per_op X".
  */
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_ns(void)
 {
@@ -23,10 +26,24 @@ int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 100000, i;
 	int touch = argc > 1 && !strcmp(argv[1], "touch");
+	int filetouch = argc > 1 && !strcmp(argv[1], "filetouch");
 	double t0 = now_ns();
 	char *p;
 
-	if (touch) {
+	if (filetouch) {
+		char path[] = "/tmp/jt-mmloop-XXXXXX";
+		int fd = mkstemp(path);
+
+		if (fd < 0 || unlink(path) || ftruncate(fd, n * 4096))
+			return 1;
+		p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			 fd, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		for (i = 0; i < n; i++)
+			p[i * 4096] = 1;
+		munmap(p, n * 4096);
+	} else if (touch) {
 		p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)

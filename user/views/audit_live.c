@@ -56,17 +56,21 @@ static int read_smaps(struct live *l)
 		int pos = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &s, &e,
-			   perms, &pos) == 3 && pos) {
-			if (jt_reserve(&l->v, &l->cap, l->nv + 1, sizeof(*l->v)))
+			   perms, &pos) == 3 &&
+		    pos) {
+			if (jt_reserve(&l->v, &l->cap, l->nv + 1,
+				       sizeof(*l->v)))
 				break;
 			cur = &l->v[l->nv++];
 			memset(cur, 0, sizeof(*cur));
 			cur->start = s;
 			cur->end = e;
 			snprintf(cur->perms, sizeof(cur->perms), "%s", perms);
-			snprintf(cur->path, sizeof(cur->path), "%s", line + pos);
+			snprintf(cur->path, sizeof(cur->path), "%s",
+				 line + pos);
 			cur->path[strcspn(cur->path, "\n")] = 0;
-		} else if (cur && sscanf(line, "Anonymous: %llu kB", &kb) == 1) {
+		} else if (cur &&
+			   sscanf(line, "Anonymous: %llu kB", &kb) == 1) {
 			cur->anon_kb = kb;
 		}
 	}
@@ -88,7 +92,8 @@ static void finding(struct live *l, const char *kind, uint64_t start,
 		    uint64_t end, const char *text, const char *detail)
 {
 	if (l->json)
-		printf("%s\n  {\"kind\":\"%s\",\"pid\":%d,\"start\":\"0x%" PRIx64
+		printf("%s\n  "
+		       "{\"kind\":\"%s\",\"pid\":%d,\"start\":\"0x%" PRIx64
 		       "\",\"end\":\"0x%" PRIx64 "\",\"detail\":%s}",
 		       l->n ? "," : "", kind, l->pid, start, end, detail);
 	else
@@ -132,8 +137,10 @@ static FILE *open_perfmap(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (fstat(fd, &st) || stat(path, &proc) || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != proc.st_uid && st.st_uid != 0)) {
-		fprintf(stderr, "jittrace: not reading /tmp/perf-%d.map: not "
-				"owned by the process's user\n", pid);
+		fprintf(stderr,
+			"jittrace: not reading /tmp/perf-%d.map: not "
+			"owned by the process's user\n",
+			pid);
 		close(fd);
 		return NULL;
 	}
@@ -209,8 +216,7 @@ static int pagemap_entry(pid_t pid, uint64_t addr, uint64_t *entry)
 }
 
 /* Private or shared, and why, from the page's pagemap bits. */
-static const char *classify(const struct vma *v, uint64_t pm,
-			    const char **why)
+static const char *classify(const struct vma *v, uint64_t pm, const char **why)
 {
 	bool file = v->path[0] == '/' && strncmp(v->path, "/SYSV", 5) &&
 		    strncmp(v->path, "/dev/zero", 9);

@@ -19,6 +19,8 @@ static const char usage[] =
 	"                    comm,pid,dso,sym (default: all four)\n"
 	"      --pid PID     only this process\n"
 	"      --comm NAME   only processes with this command name\n"
+	"      --data        data addresses (record -d) by process, region\n"
+	"                    and sharing class instead of code\n"
 	"      --json        a JSON array, one object per row\n";
 
 enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8 };
@@ -38,6 +40,7 @@ struct report {
 	uint32_t pid;
 	const char *comm;
 	int json;
+	int data; /* rows are data regions; source holds enum jt_sharing */
 	struct jt_stream *s;
 	struct jt_syms *syms;
 	struct row *rows;
@@ -78,6 +81,7 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "data", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -105,6 +109,9 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 			break;
 		case 'j':
 			r->json = 1;
+			break;
+		case 'd':
+			r->data = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -188,6 +195,28 @@ static int add(struct report *r, struct row *k)
 	return 0;
 }
 
+/* A data address: the region that held it, and whose page it was. */
+static void data_row(struct report *r, struct jt_model *m, struct jt_proc *p,
+		     const struct jt_sample *smp, struct row *k)
+{
+	const struct jt_region *g =
+		p && p->as ? jt_aspace_find(p->as, smp->addr) : NULL;
+	char range[64];
+
+	if (!(r->s->sample_type & PERF_SAMPLE_ADDR))
+		return;
+	k->dso = g ? jt_region_name(g) : "[unmapped]";
+	k->dso = jt_intern(&r->syms->strs, k->dso, strlen(k->dso));
+	snprintf(range, sizeof(range), "%" PRIx64 "-%" PRIx64, g ? g->start : 0,
+		 g ? g->end : 0);
+	k->sym = jt_intern(&r->syms->strs, range, strlen(range));
+	k->source = p && p->as ? jt_aspace_sharing(p->as, smp->addr) :
+				 JT_SHARE_NONE;
+	k->samples = 1;
+	r->total++;
+	add(r, k);
+}
+
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 {
 	struct report *r = ctx;
@@ -207,6 +236,10 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 	    (r->comm && strcmp(r->comm, k.comm)))
 		return;
 	k.pid = smp.pid;
+	if (r->data) {
+		data_row(r, m, p, &smp, &k);
+		return;
+	}
 	k.dso = y->dso ? y->dso : "[unknown]";
 	k.sym = jt_symres_name(y, name, sizeof(name));
 	k.sym = jt_intern(&r->syms->strs, k.sym, strlen(k.sym));
@@ -261,14 +294,22 @@ static void print_json(const struct report *r)
 			printf("%u", w->pid);
 		else
 			printf("null");
-		printf(",\"dso\":");
+		printf(r->data ? ",\"backing\":" : ",\"dso\":");
 		jt_json_str(stdout, r->keys & K_DSO ? w->dso : NULL);
-		printf(",\"sym\":");
+		printf(r->data ? ",\"region\":" : ",\"sym\":");
 		jt_json_str(stdout, r->keys & K_SYM ? w->sym : NULL);
-		printf(",\"source\":\"%s\",\"samples\":%" PRIu64
-		       ",\"retro\":%" PRIu64 ",\"percent\":%.2f}",
-		       jt_source_name(w->source), w->samples, w->retro,
-		       r->total ? 100.0 * w->samples / r->total : 0);
+		if (r->data)
+			printf(",\"sharing\":\"%s\",\"samples\":%" PRIu64
+			       ",\"percent\":%.2f}",
+			       jt_sharing_name(w->source), w->samples,
+			       r->total ? 100.0 * w->samples / r->total : 0);
+		else
+			printf(",\"source\":\"%s\",\"samples\":%" PRIu64
+			       ",\"retro\":%" PRIu64 ",\"percent\":%.2f}",
+			       r->data ? jt_sharing_name(w->source) :
+					 jt_source_name(w->source),
+			       w->samples, w->retro,
+			       r->total ? 100.0 * w->samples / r->total : 0);
 	}
 	printf("\n]\n");
 }
@@ -281,7 +322,8 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
 	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s\n", "Overhead", "Samples",
-	       "Command", "Pid", "Shared Object", "Source", "Symbol");
+	       "Command", "Pid", r->data ? "Backing" : "Shared Object",
+	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol");
 	for (i = 0; i < r->n; i++) {
 		const struct row *w = &r->rows[i];
 
@@ -290,7 +332,8 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 		       r->keys & K_COMM ? w->comm : "-",
 		       r->keys & K_PID ? w->pid : 0,
 		       r->keys & K_DSO ? w->dso : "-",
-		       jt_source_name(w->source),
+		       r->data ? jt_sharing_name(w->source) :
+				 jt_source_name(w->source),
 		       r->keys & K_SYM ? w->sym : "-",
 		       w->retro ? " (retro)" : "");
 	}

@@ -71,6 +71,11 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"(mmap_lock busy): %llu, %llu taken from perf MMAP2\n",
 			(unsigned long long)m->stats.vma_busy,
 			(unsigned long long)m->stats.vma_from_perf);
+	if (m->stats.cow_raw)
+		fprintf(f,
+			"# COW faults whose VMA BPF could not read, classified "
+			"from the model: %llu\n",
+			(unsigned long long)m->stats.cow_raw);
 	if (m->stats.nomem)
 		fprintf(f, "# events dropped for lack of memory: %llu\n",
 			(unsigned long long)m->stats.nomem);
