@@ -4,18 +4,47 @@
  * wrote (private) and one it only read (shared-file), a MAP_SHARED file
  * page, a System V shm page, an anon page shared with a forked child and
  * one written after the fork. Writes a perf-map with a reused address and
- * an entry where no code is. Prints "NAME ADDR" lines, then "ready", and
- * waits to be killed.
- * usage: cowhold LIBRARY FILE
+ * an entry where no code is, and a jitdump (announced by its marker
+ * mapping) with a function where nothing is mapped. Prints "NAME ADDR"
+ * lines, then "ready", and waits to be killed.
+ * usage: cowhold LIBRARY FILE JITDUMP_DIR
  */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <unistd.h>
+
+static void jitdump(const char *dir)
+{
+	struct {
+		uint32_t magic, version, size, mach, pad, pid;
+		uint64_t time, flags;
+	} h = { 0x4A695444, 1, 40, 62, 0, getpid(), 1, 0 };
+	struct {
+		uint32_t id, size;
+		uint64_t time;
+		uint32_t pid, tid;
+		uint64_t vma, addr, code_size, index;
+		char name[16];
+		unsigned char code[16];
+	} r = { 0,    sizeof(r), 2, getpid(),	    getpid(), 0x30,
+		0x30, 16,	 1, "dump_nowhere", { 0xc3 } };
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h) ||
+	    write(fd, &r, sizeof(r)) != sizeof(r) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) ==
+		    MAP_FAILED)
+		_exit(1);
+}
 
 int main(int argc, char **argv)
 {
@@ -27,8 +56,9 @@ int main(int argc, char **argv)
 	char path[64], c;
 	FILE *map;
 
-	if (!g || fd < 0 || ftruncate(fd, 4096) || id < 0)
+	if (!g || fd < 0 || ftruncate(fd, 4096) || id < 0 || argc < 4)
 		return 1;
+	jitdump(argv[3]);
 	f = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	s = shmat(id, NULL, 0);
 	shmctl(id, IPC_RMID, NULL);

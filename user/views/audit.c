@@ -270,12 +270,27 @@ static void coalesced(struct audit *a, const struct jt_proc *p)
 
 		members = jt_aspace_vma_members(as, r);
 		if (members > 1 && r->kvma.start == r->start) {
+			char *pieces = NULL;
+			size_t len = 0, k;
+			FILE *f = open_memstream(&pieces, &len);
+
+			for (k = 0; f && k < members && i + k < as->n; k++)
+				fprintf(f,
+					"%s[\"0x%" PRIx64 "\",\"0x%" PRIx64
+					"\"]",
+					k ? "," : "", as->r[i + k].start,
+					as->r[i + k].end);
+			if (f)
+				fclose(f);
 			snprintf(text, sizeof(text),
 				 "kernel VMA holds %zu requested regions (%s)",
 				 members, jt_region_name(r));
 			add(a, "coalesced", p->pid, r->kvma.start, r->kvma.end,
-			    text, "{\"regions\":%zu,\"backing\":\"%s\"}",
-			    members, jt_region_name(r));
+			    text,
+			    "{\"regions\":%zu,\"backing\":\"%s\","
+			    "\"pieces\":[%s]}",
+			    members, jt_region_name(r), pieces ? pieces : "");
+			free(pieces);
 			i += members;
 			continue;
 		}

@@ -17,6 +17,7 @@
 #include "jittrace.h"
 #include "lib/fmt.h"
 #include "lib/reserve.h"
+#include "model/jitdump.h"
 #include "views/audit_live.h"
 
 #define PM_PRESENT (1ULL << 63)
@@ -151,32 +152,109 @@ struct pm_entry {
 	uint64_t start;
 	uint64_t size;
 	char name[256];
+	bool jitdump; /* timed by its writer: reuse is no finding */
 };
 
-/* perf-map lines over older ones, and code where nothing runs. */
+struct entries {
+	struct pm_entry *e;
+	size_t n;
+	size_t cap;
+};
+
+static void collect(void *ctx, const struct jt_jit_event *ev)
+{
+	struct entries *es = ctx;
+	struct pm_entry *p;
+
+	if (ev->op == JT_JIT_MOVE) {
+		size_t i;
+
+		for (i = 0; i < es->n; i++)
+			if (es->e[i].jitdump && es->e[i].start == ev->old_addr)
+				es->e[i].start = ev->addr;
+		return;
+	}
+	if (ev->op != JT_JIT_LOAD ||
+	    jt_reserve(&es->e, &es->cap, es->n + 1, sizeof(*es->e)))
+		return;
+	p = &es->e[es->n++];
+	p->start = ev->addr;
+	p->size = ev->size;
+	p->jitdump = true;
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)ev->name_len, ev->name);
+}
+
+/*
+ * The jitdump the process announced with its marker mapping: opened
+ * through map_files, so it is the file that is mapped, and vetted.
+ */
+static void read_jitdump(struct live *l, struct entries *es)
+{
+	char want[32], mf[96], proc_dir[32];
+	static char buf[65536];
+	struct stat st, proc;
+	struct jt_jitdump d;
+	size_t i, wl;
+	ssize_t n;
+	int fd;
+
+	wl = snprintf(want, sizeof(want), "/jit-%d.dump", l->pid);
+	for (i = 0; i < l->nv; i++) {
+		size_t len = strlen(l->v[i].path);
+
+		if (len >= wl && !strcmp(l->v[i].path + len - wl, want))
+			break;
+	}
+	if (i == l->nv)
+		return;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 l->pid, l->v[i].start, l->v[i].end);
+	snprintf(proc_dir, sizeof(proc_dir), "/proc/%d", l->pid);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || stat(proc_dir, &proc) || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != proc.st_uid && st.st_uid != 0)) {
+		close(fd);
+		return;
+	}
+	jt_jitdump_init(&d);
+	while ((n = read(fd, buf, sizeof(buf))) > 0 &&
+	       !jt_jitdump_feed(&d, buf, n, collect, es))
+		;
+	jt_jitdump_free(&d);
+	close(fd);
+}
+
+/* JIT entries (jitdump, then perf-map) over older ones; code nowhere. */
 static void perfmap(struct live *l)
 {
 	FILE *f = open_perfmap(l->pid);
-	struct pm_entry *e = NULL;
-	size_t n = 0, cap = 0, i, j;
+	struct entries es = {};
+	struct pm_entry *e;
+	size_t n, i, j;
 	char line[512], text[640], detail[640];
 
+	read_jitdump(l, &es);
 	while (f && fgets(line, sizeof(line), f)) {
 		struct pm_entry p = {};
 
 		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %255[^\n]", &p.start,
 			   &p.size, p.name) != 3 ||
-		    jt_reserve(&e, &cap, n + 1, sizeof(*e)))
+		    jt_reserve(&es.e, &es.cap, es.n + 1, sizeof(*es.e)))
 			continue;
-		e[n++] = p;
+		es.e[es.n++] = p;
 	}
 	if (f)
 		fclose(f);
+	e = es.e;
+	n = es.n;
 	for (i = 0; i < n; i++) {
 		const struct vma *v = vma_of(l, e[i].start);
 
-		for (j = 0; j < i; j++) {
-			if (e[j].start >= e[i].start + e[i].size ||
+		for (j = 0; j < i && !e[i].jitdump; j++) {
+			if (e[j].jitdump ||
+			    e[j].start >= e[i].start + e[i].size ||
 			    e[i].start >= e[j].start + e[j].size)
 				continue;
 			snprintf(text, sizeof(text), "%s written over %s",
