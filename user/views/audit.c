@@ -505,12 +505,8 @@ int cmd_audit(int argc, char **argv)
 		return jt_usage_error(usage, "--addr needs -p");
 	if (pid)
 		return jt_audit_live(pid, addrs, naddrs, json);
-	if (jt_view_open(&s, in))
+	if (jt_view_open_named(&s, &syms, in))
 		return 1;
-	if (jt_symbolize(&s, &syms)) {
-		jt_stream_free(&s);
-		return 1;
-	}
 	a.s = &s;
 	a.syms = &syms;
 	jt_model_init(&m);

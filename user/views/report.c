@@ -391,13 +391,8 @@ int cmd_report(int argc, char **argv)
 
 	if (err)
 		return err;
-	if (jt_view_open(&s, in))
+	if (jt_view_open_named(&s, &syms, in))
 		return 1;
-	if (jt_symbolize(&s, &syms)) {
-		fprintf(stderr, "jittrace: out of memory naming samples\n");
-		jt_stream_free(&s);
-		return 1;
-	}
 	r.s = &s;
 	r.syms = &syms;
 	jt_model_init(&m);

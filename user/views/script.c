@@ -469,14 +469,9 @@ int cmd_script(int argc, char **argv)
 		return jt_usage_error(usage, "unexpected argument");
 	if (c.json && c.folded)
 		return jt_usage_error(usage, "--json or --folded, not both");
-	if (jt_view_open(&s, input))
+	if (jt_view_open_named(&s, &syms, input))
 		return 1;
 	c.s = &s;
-	if (jt_symbolize(&s, &syms)) {
-		fprintf(stderr, "jittrace: out of memory naming samples\n");
-		jt_stream_free(&s);
-		return 1;
-	}
 	c.syms = &syms;
 	jt_model_init(&m);
 	jt_replay(&s, &m, 0, on_item, &c);

@@ -13,6 +13,18 @@ int jt_view_open(struct jt_stream *s, const char *path)
 	return 0;
 }
 
+int jt_view_open_named(struct jt_stream *s, struct jt_syms *y, const char *path)
+{
+	if (jt_view_open(s, path))
+		return 1;
+	if (!jt_symbolize(s, y))
+		return 0;
+	fprintf(stderr, "jittrace: out of memory naming samples\n");
+	jt_syms_free(y);
+	jt_stream_free(s);
+	return 1;
+}
+
 const char *jt_region_name(const struct jt_region *r)
 {
 	switch (r->kind) {

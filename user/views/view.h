@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include "model/model.h"
 #include "model/stream.h"
+#include "model/symbolize.h"
 
 /* Load path into s and print its warnings; 0, or 1 after an error. */
 int jt_view_open(struct jt_stream *s, const char *path);
+/* The same, and name every sample: where report, script and audit start. */
+int jt_view_open_named(struct jt_stream *s, struct jt_syms *y,
+		       const char *path);
 /* "[heap]", "[anon]", the path...: what /proc/PID/maps would print. */
 const char *jt_region_name(const struct jt_region *r);
 const char *jt_origin_name(uint16_t origin);
