@@ -18,5 +18,5 @@ echo "== jittrace maps --pid $pid --perf   (anonymous executable regions, then p
 $jt maps -i "$data" --pid "$pid" --perf | awk '
 	NR <= 2 || / r-xp .*\[anon\]/ || /^# perf/ || (/^#/ && /\/\/anon/ && / r-x\]/)'
 echo
-echo "== samples per region (jittrace script)"
-$jt script -i "$data" | awk '$5 == "sample" && $7 == "[anon]" {n[$8]++} END {for (r in n) print "  " r, n[r]}' | sort
+echo "== samples per requested region (jittrace report --sort sym)"
+$jt report -i "$data" --pid "$pid" --sort sym | grep -E '^#|\[anon 0x'
