@@ -39,7 +39,12 @@ int jt_fault(struct fault_ctx *ctx)
 		return 0;
 	ev.page = ctx->address & ~4095ULL;
 	ev.error_code = ec;
-	if (!find_vma(ev.page, &c)) {
+	/*
+	 * One try: interrupts are off here, so an irq_work still pending
+	 * from the last lookup cannot finish while we spin. A busy lookup
+	 * goes out raw and the model classifies it.
+	 */
+	if (bpf_find_vma(bpf_get_current_task_btf(), ev.page, vma_cb, &c, 0)) {
 		ev.kind = JT_COW_RAW;
 	} else {
 		ev.kind = classify(&c, ec);
