@@ -14,11 +14,14 @@ LDLIBS += -lbpf -lelf -lz
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function
 
-# Linked into one object and one skeleton; tier_probe stays apart because
-# doctor loads it once per kernel function it asks about.
-BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c bpf/cow.bpf.c
+# Linked into one object and one skeleton. Apart: tier_probe, loaded once
+# per kernel function a tier is probed on, and exec_snap, whose kfuncs
+# older kernels lack (libbpf resolves an object's kfuncs all at once).
+BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c bpf/cow.bpf.c \
+	    bpf/kmaps.bpf.c bpf/kcow.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h
+SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h \
+	 $(OUT)/exec_snap.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) $(wildcard user/views/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
@@ -29,14 +32,14 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
 	     $(OUT)/workloads/libjtcow.so
 
-.PHONY: all deps test test-unit test-e2e demo bench fuzz install clean format
+.PHONY: all deps test test-unit test-e2e test-vm demo bench fuzz install clean format
 all: deps $(OUT)/jittrace $(WORKLOADS)
 
 # Runs first on every build; silent when everything is installed.
 deps:
 	@sh scripts/install-deps.sh
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/common.bpf.h include/jt_abi.h | deps
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/jt_abi.h | deps
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -48,6 +51,9 @@ $(OUT)/jittrace.skel.h: $(OUT)/jittrace.bpf.o
 
 $(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
 	$(BPFTOOL) gen skeleton $< name tier_probe_bpf > $@
+
+$(OUT)/exec_snap.skel.h: $(OUT)/bpf/exec_snap.bpf.o
+	$(BPFTOOL) gen skeleton $< name exec_snap_bpf > $@
 
 $(APP_OBJS): $(SKELS)
 $(OUT)/%.o: %.c $(wildcard include/*.h user/*/*.h) | deps
@@ -79,6 +85,9 @@ test-unit: $(UNIT_BINS)
 test-e2e: all
 	@sh tests/run.sh $(OUT) e2e
 
+test-vm: all
+	@sh tests/run.sh $(OUT) vm
+
 demo: all
 	@sh scripts/demo.sh $(OUT)
 
@@ -87,6 +96,7 @@ BENCH_REPORT ?= 200000 20 50000 300
 bench: all
 	@sh tests/bench/bench.sh $(OUT)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
+	@sh tests/vm/bench.sh $(OUT)
 
 # Recordings are untrusted input: fuzz everything that reads one.
 FUZZ_SECONDS ?= 60

@@ -114,21 +114,28 @@ static __always_inline void jt_count_lost(void)
  */
 #define JT_WAKE_BYTES (1 << 20)
 
-static __always_inline void jt_emit(void *rec, __u32 size)
+/* 0, or the ring refused the record (and it is counted lost). */
+static __always_inline long jt_emit(void *rec, __u32 size)
 {
 	__u64 flags =
 		bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= JT_WAKE_BYTES ?
 			BPF_RB_FORCE_WAKEUP :
 			BPF_RB_NO_WAKEUP;
 
-	if (bpf_ringbuf_output(&events, rec, size & 0xffff, flags))
+	long err = bpf_ringbuf_output(&events, rec, size & 0xffff, flags);
+
+	if (err)
 		jt_count_lost();
+	return err;
 }
 
 struct jt_path_walk {
 	struct dentry *d;
 	struct vfsmount *vfs;
 	struct mount *mnt;
+	/* The task's root: a chroot or container sees paths from there. */
+	struct dentry *root_d;
+	struct vfsmount *root_mnt;
 	__u32 pos; /* start of the path written so far in scratch->path */
 	__u32 flags;
 };
@@ -146,6 +153,8 @@ static long jt_path_step(__u64 i, void *data)
 	struct qstr q;
 
 	if (!s)
+		return 1;
+	if (d == w->root_d && vfs == w->root_mnt)
 		return 1;
 	parent = BPF_CORE_READ(d, d_parent);
 	root = BPF_CORE_READ(vfs, mnt_root);
@@ -186,9 +195,12 @@ static __always_inline __u32 jt_file_path(struct jt_scratch *s, struct file *f,
 					  char *dst, __u32 *flags)
 {
 	struct jt_path_walk w = { .pos = JT_PATH_MAX - 1 };
+	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 pos;
 	long n;
 
+	w.root_d = BPF_CORE_READ(t, fs, root.dentry);
+	w.root_mnt = BPF_CORE_READ(t, fs, root.mnt);
 	w.d = BPF_CORE_READ(f, f_path.dentry);
 	w.vfs = BPF_CORE_READ(f, f_path.mnt);
 	w.mnt = container_of(w.vfs, struct mount, mnt);

@@ -4,13 +4,7 @@
  * with a snapshot of the new mm, exit. Fork is also where the traced
  * scope grows: a traced parent's children are traced.
  */
-#include "common.bpf.h"
-
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it,
-				 struct task_struct *task, __u64 addr) __ksym;
-extern struct vm_area_struct *
-bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+#include "exec.bpf.h"
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
@@ -36,60 +30,155 @@ int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /*
- * execve maps the binary, the interpreter, the stack and the vdso without
- * any mmap syscall; snapshot them here, before the new program runs, so
- * the list is exact and no later mmap can race into it.
+ * Kernels without the open-coded task_vma iterator (before 6.7) cannot
+ * list the new mm. What execve mapped is still reachable: the binary's
+ * segments around start_code, the interpreter's from AT_BASE, vvar and
+ * vdso around the vdso, the stack. Each is a run of adjacent VMAs, so
+ * bpf_find_vma from each anchor, then at each neighbour's edge, lists
+ * them exactly, before the new program runs.
  */
-static __always_inline void snapshot_vmas(struct jt_scratch *s,
-					  struct task_struct *task, __u64 time)
+#define AT_BASE 7
+#define SNAP_MAX 64 /* VMAs per exec; a dynamic PIE program has ~20 */
+#define AUXV_LEN 56
+
+struct snap_walk {
+	__u64 time;
+	__u64 auxv[AUXV_LEN];
+	__u64 mm_args[4];
+	__u64 addr;	      /* next address to look up */
+	__u64 seen[SNAP_MAX]; /* starts emitted, to skip a run met twice */
+	__u32 nseen;
+	int dir; /* 1: forward from addr, -1: backward */
+	bool found;
+	struct vma_ctx c;
+};
+
+/* The anchor walk's state: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct snap_walk);
+} snap_scratch SEC(".maps");
+
+/* bpf_loop wants its context on the stack: callbacks look the walk up. */
+static __always_inline struct snap_walk *snap_walk(void)
 {
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	struct jt_map_event *ev = &s->map;
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *vma;
+	__u32 zero = 0;
 
-	bpf_iter_task_vma_new(&it, task, 0);
-	while ((vma = bpf_iter_task_vma_next(&it))) {
-		__u32 len;
+	return bpf_map_lookup_elem(&snap_scratch, &zero);
+}
 
-		__builtin_memset(ev, 0, sizeof(*ev));
-		jt_fill_hdr(&ev->h, JT_EV_VMA, 0);
-		ev->h.time = time;
-		ev->args[0] = BPF_CORE_READ(mm, start_brk);
-		ev->args[1] = BPF_CORE_READ(mm, brk);
-		ev->args[2] = BPF_CORE_READ(mm, start_stack);
-		ev->args[3] = (__u64)BPF_CORE_READ(mm, context.vdso);
-		jt_fill_vma(&ev->vma, vma);
-		ev->vma_last = ev->vma;
-		len = jt_fill_file(s, ev, BPF_CORE_READ(vma, vm_file));
-		ev->path_len = len;
-		ev->h.size = sizeof(*ev) + len;
-		jt_emit(ev, sizeof(*ev) + (len & (JT_PATH_MAX - 1)));
+static long snap_seen_cb(__u64 i, void *data)
+{
+	struct snap_walk *w = snap_walk();
+
+	if (!w || i >= w->nseen || i >= SNAP_MAX)
+		return 1;
+	if (w->seen[i] == w->c.vma.start) {
+		w->found = true;
+		return 1;
 	}
-	bpf_iter_task_vma_destroy(&it);
+	return 0;
+}
+
+static void snap_emit(struct snap_walk *w)
+{
+	struct jt_scratch *s = jt_scratch();
+	struct jt_map_event *ev;
+	__u32 len;
+
+	if (!s)
+		return;
+	ev = &s->map;
+	w->found = false;
+	bpf_loop(SNAP_MAX, snap_seen_cb, NULL, 0);
+	if (w->found || w->nseen >= SNAP_MAX)
+		return;
+	w->seen[w->nseen & (SNAP_MAX - 1)] = w->c.vma.start;
+	w->nseen++;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	jt_fill_hdr(&ev->h, JT_EV_VMA, 0);
+	ev->h.time = w->time;
+	__builtin_memcpy(ev->args, w->mm_args, sizeof(w->mm_args));
+	ev->vma = w->c.vma;
+	ev->vma_last = w->c.vma;
+	len = jt_fill_file(s, ev, w->c.file);
+	ev->path_len = len;
+	ev->h.size = sizeof(*ev) + len;
+	jt_emit(ev, sizeof(*ev) + (len & (JT_PATH_MAX - 1)));
+}
+
+/* One VMA of the run per call; stops at a gap. */
+static long snap_step(__u64 i, void *data)
+{
+	struct snap_walk *w = snap_walk();
+	struct vma_ctx c = {};
+
+	if (!w || !w->addr || !find_vma(w->addr, &c) || !c.vma.end)
+		return 1;
+	w->c = c;
+	snap_emit(w);
+	w->addr = w->dir > 0 ? w->c.vma.end : w->c.vma.start - 1;
+	return 0;
+}
+
+static __always_inline void snap_run(struct snap_walk *w, __u64 anchor)
+{
+	if (!anchor)
+		return;
+	w->dir = -1;
+	w->addr = anchor;
+	bpf_loop(SNAP_MAX, snap_step, NULL, 0);
+	w->dir = 1;
+	w->addr = anchor;
+	bpf_loop(SNAP_MAX, snap_step, NULL, 0);
+}
+
+/* The interpreter's load address, from the auxv execve built. */
+static __always_inline __u64 interp_base(struct snap_walk *w)
+{
+	int i;
+
+	for (i = 0; i + 1 < AUXV_LEN; i += 2) {
+		if (!w->auxv[i])
+			break;
+		if (w->auxv[i] == AT_BASE)
+			return w->auxv[i + 1];
+	}
+	return 0;
+}
+
+static __always_inline void snapshot_anchors(__u64 time)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct snap_walk *w;
+
+	w = snap_walk();
+	if (!w)
+		return;
+	w->nseen = 0; /* seen[] counts only up to nseen */
+	w->time = time;
+	bpf_core_read(w->auxv, sizeof(w->auxv), &mm->saved_auxv);
+	w->mm_args[0] = BPF_CORE_READ(mm, start_brk);
+	w->mm_args[1] = BPF_CORE_READ(mm, brk);
+	w->mm_args[2] = BPF_CORE_READ(mm, start_stack);
+	w->mm_args[3] = (__u64)BPF_CORE_READ(mm, context.vdso);
+	snap_run(w, BPF_CORE_READ(mm, start_code));
+	snap_run(w, interp_base(w));
+	snap_run(w, w->mm_args[3]);
+	snap_run(w, w->mm_args[2]);
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	struct jt_scratch *s = jt_scratch();
-	struct jt_exec_event *ev;
-	__u32 trunc = 0;
+	__u64 time = jt_emit_exec(p, bprm, old_pid);
 
-	if (!s || !jt_is_traced(BPF_CORE_READ(p, tgid)))
-		return 0;
-	ev = &s->exec;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	jt_fill_hdr(&ev->h, JT_EV_EXEC, 0);
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	ev->old_tid = old_pid;
-	/* The file, not the string given to execve: absolute, no symlinks. */
-	ev->path_len =
-		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);
-	ev->h.size = sizeof(*ev) + ev->path_len;
-	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
-	snapshot_vmas(s, bpf_get_current_task_btf(), ev->h.time);
+	if (time)
+		snapshot_anchors(time);
 	return 0;
 }
 

@@ -43,6 +43,7 @@ enum jt_hook {
 	JT_HOOK_FORK,
 	JT_HOOK_EXEC,
 	JT_HOOK_EXIT,
+	JT_HOOK_COW,
 	JT_HOOK_MAX,
 };
 
@@ -66,6 +67,11 @@ enum jt_map_flags {
 	JT_MF_PATH_TRUNC = 1 << 0, /* path hit JT_PATH_MAX or depth limit */
 	JT_MF_VMA_BUSY = 1 << 1,   /* bpf_find_vma refused (EBUSY) */
 	JT_MF_SNAP_PROC = 1 << 2,  /* VMA snapshot read from /proc (attach) */
+	/*
+	 * Kernel tier, inside execve: the ELF loader's own mapping. The exec
+	 * snapshot that follows holds it too, so the model only counts it.
+	 */
+	JT_MF_EXEC_LOAD = 1 << 3,
 };
 
 /*

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run the cmocka unit suites and the end-to-end suite; close with one
-# "N passed, N failed, N skipped" line. usage: run.sh BUILD_DIR [unit|e2e]
+# "N passed, N failed, N skipped" line. usage: run.sh BUILD_DIR [unit|e2e|vm]
 out=$1
 what=${2:-all}
 pass=0 fail=0 skip=0
@@ -9,7 +9,7 @@ trap 'rm -f "$log"' EXIT
 
 count() { sed -n "s/$1/\1/p" "$log" | awk '{s += $1} END {print s + 0}'; }
 
-if [ "$what" != e2e ]; then
+if [ "$what" = all ] || [ "$what" = unit ]; then
 	for t in "$out"/tests/test_*; do
 		"$t" >"$log" 2>&1
 		rc=$?
@@ -22,13 +22,24 @@ if [ "$what" != e2e ]; then
 		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	done
 fi
-if [ "$what" != unit ]; then
-	JT_BUILD=$(cd "$out" && pwd) python3 "$(dirname "$0")/e2e/run.py" | tee "$log"
-	p=$(count '^e2e: \([0-9]*\) passed.*')
-	f=$(count '^e2e: [0-9]* passed, \([0-9]*\) failed.*')
-	s=$(count '^e2e: .* \([0-9]*\) skipped$')
-	grep -q '^e2e: ' "$log" || f=$((f + 1))
+# A python suite that ends with "NAME: N passed, N failed, N skipped".
+suite() {
+	name=$1
+	shift
+	JT_BUILD=$(cd "$out" && pwd) python3 "$@" | tee "$log"
+	p=$(count "^$name: \\([0-9]*\\) passed.*")
+	f=$(count "^$name: [0-9]* passed, \\([0-9]*\\) failed.*")
+	s=$(count "^$name: .* \\([0-9]*\\) skipped\$")
+	grep -q "^$name: " "$log" || f=$((f + 1))
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+here=$(dirname "$0")
+if [ "$what" = all ] || [ "$what" = e2e ]; then
+	suite e2e "$here/e2e/run.py"
+fi
+if [ "$what" = all ] || [ "$what" = vm ]; then
+	suite vm "$here/vm/run.py"
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

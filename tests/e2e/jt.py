@@ -4,6 +4,7 @@ import itertools
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import tempfile
 
@@ -33,15 +34,34 @@ def run(args, check=True, timeout=120, **kw):
 
 
 _seq = itertools.count()
+# The VM suite runs these tests once per probe tier (JT_TIER) and keeps
+# each recording and its command's output (JT_KEEP) to compare the tiers.
+TIER = os.environ.get("JT_TIER")
+KEEP = os.environ.get("JT_KEEP")
+CURRENT = "test"  # the running test's name, set by run.py
+_kept = itertools.count()
+
+
+def _keep(p, data):
+    if not KEEP or not os.path.exists(data):
+        return
+    base = os.path.join(KEEP, f"{CURRENT}-{next(_kept)}")
+    shutil.copyfile(data, base + ".data")
+    with open(base + ".out", "w") as f:
+        f.write(p.stdout)
 
 
 def record(cmd, opts=(), check=True, timeout=120):
     """jittrace record the command as an unprivileged user; returns (proc, data)."""
     data = os.path.join(TMP, f"rec{next(_seq)}.data")
     args = [JT, "record", "-o", data, *opts]
+    if TIER and "--tier" not in opts:
+        args += ["--tier", TIER]
     if cmd:
         args += ["--user", USER, "--", *cmd]
-    return run(args, check=check, timeout=timeout), data
+    p = run(args, check=check, timeout=timeout)
+    _keep(p, data)
+    return p, data
 
 
 def maps(data, pid=None, at=None):

@@ -24,6 +24,7 @@ def main(only):
             if only and not any(o in name for o in only):
                 continue
             t0 = time.time()
+            jt.CURRENT = name
             try:
                 if os.geteuid() != 0:
                     raise jt.Skip("needs root: loads BPF programs and perf events")
@@ -38,7 +39,8 @@ def main(only):
                 continue
             passed += 1
             print(f"ok   {fname}:{name} ({time.time() - t0:.1f}s)", flush=True)
-    print(f"e2e: {passed} passed, {failed} failed, {skipped} skipped")
+    tier = f" (--tier {jt.TIER})" if jt.TIER else ""
+    print(f"e2e{tier}: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 

@@ -8,8 +8,8 @@ import signal
 import subprocess
 import time
 
-from jt import (AS_USER, BUILD, JT, ROOT, TMP, USER, WL, Skip, has_pmu, hx, maps, record, run,
-                script, workload_lines)
+from jt import (AS_USER, BUILD, JT, ROOT, TMP, USER, WL, Skip, assert_tiles, has_pmu, hx, maps,
+                proc_maps, record, run, script, workload_lines)
 
 PAGE = 4096
 
@@ -217,11 +217,78 @@ def test_hardware_event_instructions():
     assert any(e["type"] == "sample" for e in script(data))
 
 
+HOOKS = ("mmap", "mprotect", "munmap", "mremap", "brk", "fork", "exec", "exit", "cow")
+
+
+def probes_line(stderr):
+    m = re.search(r"^jittrace: probes: (.*)$", stderr, re.M)
+    assert m, stderr
+    return dict(kv.split("=") for kv in m.group(1).split())
+
+
 def test_doctor_reports_every_hook():
     p = run([JT, "doctor"])
-    for hook in ("mmap", "mprotect", "munmap", "mremap", "brk", "fork", "exec", "exit"):
-        assert any(line.split()[:2] == [hook, "tracepoint"] for line in p.stdout.splitlines()), hook
+    tiers = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f and f[0] in HOOKS:
+            tiers[f[0]] = f[1]
+    assert set(tiers) == set(HOOKS), p.stdout
+    assert set(tiers.values()) <= {"fentry", "kprobe", "tracepoint"}, tiers
+    for hook in ("fork", "exec", "exit"):
+        assert tiers[hook] == "tracepoint"
+    # What doctor says record would use is what record uses, and says.
+    rec, data = record(["true"], ["--cow"])
+    got = probes_line(rec.stderr)
+    assert {h: got[h] for h in HOOKS} == tiers, (got, tiers)
+    assert got["exec-snapshot"] in ("iterator", "anchors")
+    report = run([JT, "report", "-i", data]).stdout
+    assert report.startswith("# probes (kernel " + os.uname().release + "): " +
+                             " ".join(f"{h}={tiers[h]}" for h in HOOKS))
     assert "BTF" in p.stdout and "perf_event_paranoid" in p.stdout
+
+
+def test_tier_choice_is_forced_or_refused_clearly():
+    p, _ = record(["true"], ["--tier", "tracepoint"])
+    got = probes_line(p.stderr)
+    assert all(got[h] == "tracepoint" for h in HOOKS if h != "cow"), got
+    assert got["cow"] == "none"  # COW capture stays opt-in
+    kernel = run([JT, "doctor"]).stdout
+    refused = "kernel tier refused" in kernel
+    for tier in ("kernel", "fentry", "kprobe"):
+        p, _ = record(["true"], ["--tier", tier], check=False)
+        if refused and (tier != "kprobe" or "kprobe/" in kernel):
+            # This machine refuses fentry and has no kprobes: each mm hook
+            # says why, and nothing runs.
+            assert p.returncode == 1, p.stderr
+            for hook in ("mmap", "mprotect", "munmap", "mremap", "brk"):
+                assert f"--tier: hook {hook} cannot use the kernel tier here" in p.stderr
+            assert "jittrace: probes:" not in p.stderr
+    p = run([JT, "record", "--tier", "bogus", "--", "true"], check=False)
+    assert p.returncode == 2 and "--tier wants auto, kernel, fentry, kprobe or tracepoint" in p.stderr
+
+
+def hx_str(v):
+    return "0x" + v.lstrip("0")
+
+
+def test_exec_snapshot_without_the_vma_iterator():
+    # Kernels before 6.7 have no open-coded task_vma iterator: exec walks
+    # the runs of VMAs around the binary, interpreter, vdso and stack.
+    data = os.path.join(TMP, "anchors.data")
+    p = run([JT, "record", "-o", data, "--user", USER, "--", os.path.join(WL, "mapops")],
+            env=dict(os.environ, JT_EXEC_ANCHORS="1"))
+    assert probes_line(p.stderr)["exec-snapshot"] == "anchors"
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    exe = os.path.realpath(os.path.join(WL, "mapops"))
+    snap = [e for e in script(data) if e["type"] == "vma" and e["pid"] == pid]
+    names = [e["path"] for e in snap]
+    assert exe in names and os.path.realpath("/lib64/ld-linux-x86-64.so.2") in names, names
+    stack = workload_lines(p.stdout, "maps")
+    assert any(e["vma"]["start"] == hx_str(v[1].split("-")[0]) for e in snap
+               for v in stack if v[-1] == "[stack]"), "no [stack] in the snapshot"
+    assert len({e["vma"]["start"] for e in snap}) == len(snap)  # no run twice
+    assert_tiles(maps(data, pid), proc_maps(p.stdout, pid))
 
 
 def test_full_rings_are_counted_and_reported():

@@ -257,6 +257,47 @@ static void test_busy_vma_recovered_from_perf(void **state)
 	jt_model_free(&m);
 }
 
+static void exec_load(struct jt_model *m, uint32_t pid, uint16_t type, int page,
+		      int pages)
+{
+	struct jt_map_event ev = {};
+
+	ev.args[0] = P(page);
+	ev.args[1] = pages * 4096;
+	ev.args[2] = PROT_READ;
+	ev.args[3] = MAP_PRIVATE | MAP_FIXED;
+	ev.result = type == JT_EV_MMAP ? (int64_t)P(page) : 0;
+	ev.flags = JT_MF_EXEC_LOAD;
+	hdr(&ev.h, type, sizeof(ev), pid, pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+/*
+ * The kernel tier sees the ELF loader map and unmap in the new mm before
+ * the EXEC that replaces the old one: neither may touch the old image.
+ */
+static void test_execve_mappings_leave_the_old_image(void **state)
+{
+	struct jt_model m;
+	struct jt_proc *p;
+
+	jt_model_init(&m);
+	exec_ev(&m, 90, "old");
+	vma_ev(&m, 90, 0, 4, 0x73);
+	exec_load(&m, 90, JT_EV_MMAP, 2, 8);
+	exec_load(&m, 90, JT_EV_MUNMAP, 0, 4);
+	p = jt_model_find(&m, 90);
+	assert_int_equal(p->as->n, 1);
+	assert_int_equal(p->as->r[0].start, P(0));
+	assert_int_equal(p->as->r[0].end, P(4));
+	assert_int_equal(m.stats.exec_loads, 2);
+	exec_ev(&m, 90, "new");
+	vma_ev(&m, 90, 2, 8, 0x71);
+	assert_int_equal(p->as->n, 1);
+	assert_int_equal(p->as->r[0].start, P(2));
+	jt_model_free(&m);
+}
+
 static void test_pid_reuse_keeps_old_process(void **state)
 {
 	struct jt_model m;
@@ -282,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_events_counted),
 		cmocka_unit_test(test_pid_reuse_keeps_old_process),
 		cmocka_unit_test(test_busy_vma_recovered_from_perf),
+		cmocka_unit_test(test_execve_mappings_leave_the_old_image),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -257,6 +257,7 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 		r.ino = ev->ino;
 		r.pgoff = v->pgoff * 4096;
 	}
+
 	check(m, jt_aspace_map(as, &r));
 }
 
@@ -306,6 +307,14 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 
 	if (!as)
 		return;
+	/*
+	 * The ELF loader maps into the new mm before the EXEC event that
+	 * replaces the old one; the exec snapshot holds these mappings.
+	 */
+	if (ev->flags & JT_MF_EXEC_LOAD) {
+		m->stats.exec_loads++;
+		return;
+	}
 	if (ev->h.type == JT_EV_VMA) {
 		apply_vma(m, as, ev);
 		return;

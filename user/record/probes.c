@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -10,7 +11,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "record/probes.h"
+#include <bpf/btf.h>
 #include "jittrace.skel.h"
+#include "exec_snap.skel.h"
 #include "tier_probe.skel.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -27,19 +30,83 @@ const char *const jt_hook_names[JT_HOOK_MAX] = {
 	[JT_HOOK_MUNMAP] = "munmap", [JT_HOOK_MREMAP] = "mremap",
 	[JT_HOOK_BRK] = "brk",	     [JT_HOOK_FORK] = "fork",
 	[JT_HOOK_EXEC] = "exec",     [JT_HOOK_EXIT] = "exit",
+	[JT_HOOK_COW] = "cow",
 };
+
+/*
+ * Per hook: the kernel functions its kernel tier probes (entry programs
+ * jt_fe_FN / jt_kp_FN), those of them with a return program (jt_fx_FN /
+ * jt_kr_FN), and its tracepoint-tier programs. Hooks with no kernel
+ * function are tracepoints on every kernel.
+ */
+struct hook_progs {
+	const char *kfn[3];
+	const char *kret[3];
+	const char *tp[5];
+};
+
+static const struct hook_progs hooks[JT_HOOK_MAX] = {
+	[JT_HOOK_MMAP] = { { "mmap_region", "perf_event_mmap" },
+			   { "mmap_region" },
+			   { "jt_enter_mmap", "jt_exit_mmap" } },
+	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
+			       { "do_mprotect_pkey", "mprotect_fixup" },
+			       { "jt_enter_mprotect", "jt_exit_mprotect",
+				 "jt_enter_pkey_mprotect",
+				 "jt_exit_pkey_mprotect" } },
+	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
+			     { "__vm_munmap" },
+			     { "jt_enter_munmap", "jt_exit_munmap" } },
+	[JT_HOOK_MREMAP] = { { "__x64_sys_mremap" },
+			     { "__x64_sys_mremap" },
+			     { "jt_enter_mremap", "jt_exit_mremap" } },
+	[JT_HOOK_BRK] = { { "__x64_sys_brk" },
+			  { "__x64_sys_brk" },
+			  { "jt_enter_brk", "jt_exit_brk" } },
+	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
+	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
+	[JT_HOOK_EXIT] = { .tp = { "jt_exit" } },
+	[JT_HOOK_COW] = { { "do_wp_page", "do_fault" }, {}, { "jt_fault" } },
+};
+
+const char *const *jt_hook_kernel_fns(enum jt_hook h)
+{
+	return hooks[h].kfn;
+}
 
 const char *jt_tier_name(enum jt_tier t)
 {
-	return t == JT_TIER_KERNEL     ? "kernel" :
+	return t == JT_TIER_FENTRY     ? "fentry" :
+	       t == JT_TIER_KPROBE     ? "kprobe" :
 	       t == JT_TIER_TRACEPOINT ? "tracepoint" :
 					 "none";
 }
 
+int jt_tier_want_parse(const char *s)
+{
+	static const char *const names[] = {
+		[JT_WANT_AUTO] = "auto",
+		[JT_WANT_KERNEL] = "kernel",
+		[JT_WANT_FENTRY] = "fentry",
+		[JT_WANT_KPROBE] = "kprobe",
+		[JT_WANT_TRACEPOINT] = "tracepoint",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
 static bool verbose_libbpf;
+/* Probing a tier fails by design where the kernel refuses it: be quiet. */
+static bool probing;
 
 static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (probing && !verbose_libbpf)
+		return 0;
 	if (level == LIBBPF_DEBUG && !verbose_libbpf)
 		return 0;
 	if (level == LIBBPF_INFO && !verbose_libbpf)
@@ -86,28 +153,385 @@ int jt_probe_kernel_fn(const char *fn)
 
 	if (!t)
 		return -errno;
+	bpf_program__set_autoload(t->progs.jt_tier_kprobe, false);
 	err = bpf_program__set_attach_target(t->progs.jt_tier_probe, 0, fn);
+	probing = true;
 	if (!err)
 		err = tier_probe_bpf__load(t);
+	probing = false;
 	tier_probe_bpf__destroy(t);
 	return err;
 }
 
 /*
- * Every hook has a tracepoint-tier program in this object. The kernel
- * tier (fentry/kprobe on mm functions) slots in here: a hook whose
- * kernel-tier program loads takes it and disables its tracepoint one.
+ * Kernel addresses of the hooks' functions, from one pass over
+ * /proc/kallsyms. Static functions can share a name (6.1 has two
+ * do_fault), and a kprobe by such a name is refused (EADDRNOTAVAIL).
  */
-static void choose_tiers(struct jt_probes *p)
-{
-	int i;
+#define KSYM_MAX 4
 
-	for (i = 0; i < JT_HOOK_MAX; i++)
-		p->tier[i] = JT_TIER_TRACEPOINT;
+struct ksym_addrs {
+	const char *fn;
+	int n;
+	unsigned long long a[KSYM_MAX];
+};
+
+static struct ksym_addrs ksyms[JT_HOOK_MAX * 3];
+static bool ksyms_read;
+
+static void read_kallsyms(void)
+{
+	char line[512], name[256];
+	unsigned long long a;
+	int h, i, n = 0;
+	char type;
+	FILE *f;
+
+	ksyms_read = true;
+	for (h = 0; h < JT_HOOK_MAX; h++)
+		for (i = 0; i < 3 && hooks[h].kfn[i]; i++)
+			ksyms[n++].fn = hooks[h].kfn[i];
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* Module symbols carry a [module] column: not ours. */
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
+		    strchr(line, '['))
+			continue;
+		for (i = 0; i < n; i++) {
+			if (strcmp(name, ksyms[i].fn))
+				continue;
+			if (ksyms[i].n < KSYM_MAX)
+				ksyms[i].a[ksyms[i].n] = a;
+			ksyms[i].n++;
+		}
+	}
+	fclose(f);
 }
 
-int jt_probes_load(struct jt_probes *p, bool trace_all, bool cow,
-		   uint32_t ring_bytes, jt_event_fn fn, void *ctx)
+static const struct ksym_addrs *ksym(const char *fn)
+{
+	unsigned int i;
+
+	if (!ksyms_read)
+		read_kallsyms();
+	for (i = 0; i < sizeof(ksyms) / sizeof(ksyms[0]) && ksyms[i].fn; i++)
+		if (!strcmp(ksyms[i].fn, fn))
+			return &ksyms[i];
+	return NULL;
+}
+
+/* The hook that names fn, for a same-file sibling to disambiguate. */
+static const char *sibling_of(const char *fn)
+{
+	int h, i;
+
+	for (h = 0; h < JT_HOOK_MAX; h++)
+		for (i = 0; i < 3 && hooks[h].kfn[i]; i++)
+			if (!strcmp(hooks[h].kfn[i], fn))
+				return i ? hooks[h].kfn[0] : hooks[h].kfn[1];
+	return NULL;
+}
+
+/*
+ * Address to put fn's kprobe at, 0 to go by name. Of several functions
+ * of that name, the one nearest a sibling of the same hook, which lives
+ * in the same source file (do_fault next to do_wp_page in mm/memory.c).
+ */
+static unsigned long long kprobe_addr(const char *fn)
+{
+	const struct ksym_addrs *k = ksym(fn), *sk;
+	const char *s = sibling_of(fn);
+	unsigned long long best = 0, d, bestd = ~0ULL, sib;
+	int i;
+
+	if (!k || k->n <= 1 || !s || !(sk = ksym(s)) || sk->n != 1)
+		return 0;
+	sib = sk->a[0];
+	for (i = 0; i < k->n && i < KSYM_MAX; i++) {
+		d = k->a[i] > sib ? k->a[i] - sib : sib - k->a[i];
+		if (d < bestd)
+			bestd = d, best = k->a[i];
+	}
+	return best;
+}
+
+static struct bpf_link *attach_kprobe(struct bpf_program *prog, const char *fn,
+				      bool ret)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, o, .retprobe = ret);
+	unsigned long long addr = kprobe_addr(fn);
+
+	if (!addr)
+		return bpf_program__attach_kprobe_opts(prog, fn, &o);
+	o.offset = addr; /* no name: the kernel takes it as the address */
+	return bpf_program__attach_kprobe_opts(prog, NULL, &o);
+}
+
+/* 0 when a kprobe attaches to fn here, else -errno. */
+int jt_probe_kprobe_fn(const char *fn)
+{
+	struct tier_probe_bpf *t = tier_probe_bpf__open();
+	struct bpf_link *l = NULL;
+	int err;
+
+	if (!t)
+		return -errno;
+	bpf_program__set_autoload(t->progs.jt_tier_probe, false);
+	probing = true;
+	err = tier_probe_bpf__load(t);
+	if (!err) {
+		l = attach_kprobe(t->progs.jt_tier_kprobe, fn, false);
+		err = l ? 0 : -errno;
+	}
+	probing = false;
+	bpf_link__destroy(l);
+	tier_probe_bpf__destroy(t);
+	return err;
+}
+
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+
+	if (!btf)
+		btf = btf__load_vmlinux_btf();
+	return btf;
+}
+
+bool jt_kernel_has_vma_iter(void)
+{
+	struct btf *btf = vmlinux_btf();
+
+	/* Tests take the anchor walk on kernels that need not. */
+	if (getenv("JT_EXEC_ANCHORS"))
+		return false;
+	return btf && btf__find_by_name_kind(btf, "bpf_iter_task_vma_new",
+					     BTF_KIND_FUNC) >= 0;
+}
+
+/* Number of arguments of kernel function fn, -1 when BTF lacks it. */
+static int kernel_fn_argc(const char *fn)
+{
+	struct btf *btf = vmlinux_btf();
+	const struct btf_type *t;
+	int id;
+
+	id = btf ? btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) : -1;
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	return t ? btf_vlen(t) : -1;
+}
+
+/* Probe every function of hook h with try(); note the first refusal. */
+static bool tier_works(struct jt_probes *p, int h, const char *how,
+		       int (*try)(const char *))
+{
+	const char *const *fn;
+	size_t n = strlen(p->why[h]);
+
+	for (fn = hooks[h].kfn; *fn; fn++) {
+		int err = try(*fn);
+
+		if (!err)
+			continue;
+		snprintf(p->why[h] + n, sizeof(p->why[h]) - n, "%s%s/%s: %s",
+			 n ? "; " : "", how, *fn, strerror(-err));
+		return false;
+	}
+	return true;
+}
+
+static enum jt_tier choose(struct jt_probes *p, int h, enum jt_tier_want w)
+{
+	if (!hooks[h].kfn[0] || w == JT_WANT_TRACEPOINT)
+		return JT_TIER_TRACEPOINT;
+	if (w != JT_WANT_KPROBE &&
+	    tier_works(p, h, "fentry", jt_probe_kernel_fn))
+		return JT_TIER_FENTRY;
+	if (w != JT_WANT_FENTRY &&
+	    tier_works(p, h, "kprobe", jt_probe_kprobe_fn))
+		return JT_TIER_KPROBE;
+	return w == JT_WANT_AUTO ? JT_TIER_TRACEPOINT : JT_TIER_NONE;
+}
+
+int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow)
+{
+	int h, err = 0;
+
+	for (h = 0; h < JT_HOOK_MAX; h++) {
+		p->why[h][0] = 0;
+		if (h == JT_HOOK_COW && !cow) {
+			p->tier[h] = JT_TIER_NONE;
+			continue;
+		}
+		p->tier[h] = choose(p, h, want);
+		if (p->tier[h] == JT_TIER_NONE)
+			err = -EPERM;
+	}
+	return err;
+}
+
+static struct bpf_program *prog_named(struct bpf_object *obj, const char *fmt,
+				      const char *fn)
+{
+	struct bpf_program *prog;
+	char name[64];
+
+	snprintf(name, sizeof(name), fmt, fn);
+	prog = bpf_object__find_program_by_name(obj, name);
+	if (!prog)
+		fprintf(stderr, "jittrace: internal: no program %s\n", name);
+	return prog;
+}
+
+static void set_autoload(struct bpf_object *obj, const char *fmt,
+			 const char *fn, bool on)
+{
+	struct bpf_program *prog = prog_named(obj, fmt, fn);
+
+	if (prog)
+		bpf_program__set_autoload(prog, on);
+	/* kprobes go by address where a name is ambiguous: attach_kprobes */
+	if (prog && !strncmp(fmt, "jt_k", 4))
+		bpf_program__set_autoattach(prog, false);
+}
+
+static int attach_one(struct jt_probes *p, const char *fmt, const char *fn,
+		      bool ret)
+{
+	struct bpf_program *prog = prog_named(p->skel->obj, fmt, fn);
+	struct bpf_link *l;
+
+	if (!prog || p->nlinks >= JT_MAX_LINKS)
+		return -ENOENT;
+	l = attach_kprobe(prog, fn, ret);
+	if (!l) {
+		int err = -errno;
+
+		fprintf(stderr, "jittrace: kprobe %s: %s\n", fn,
+			strerror(-err));
+		return err;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+static int attach_kprobes(struct jt_probes *p)
+{
+	int h, i, err = 0;
+
+	for (h = 0; h < JT_HOOK_MAX && !err; h++) {
+		if (p->tier[h] != JT_TIER_KPROBE)
+			continue;
+		for (i = 0; i < 3 && hooks[h].kfn[i] && !err; i++)
+			err = attach_one(p, "jt_kp_%s", hooks[h].kfn[i], false);
+		for (i = 0; i < 3 && hooks[h].kret[i] && !err; i++)
+			err = attach_one(p, "jt_kr_%s", hooks[h].kret[i], true);
+	}
+	return err;
+}
+
+/* Load each hook's programs of its chosen tier and no others. */
+static void select_programs(struct jt_probes *p)
+{
+	struct bpf_object *obj = p->skel->obj;
+	int h, i;
+
+	for (h = 0; h < JT_HOOK_MAX; h++) {
+		const struct hook_progs *hp = &hooks[h];
+		enum jt_tier t = p->tier[h];
+
+		for (i = 0; i < 5 && hp->tp[i]; i++)
+			set_autoload(obj, "%s", hp->tp[i],
+				     t == JT_TIER_TRACEPOINT);
+		for (i = 0; i < 3 && hp->kfn[i]; i++) {
+			set_autoload(obj, "jt_fe_%s", hp->kfn[i],
+				     t == JT_TIER_FENTRY);
+			set_autoload(obj, "jt_kp_%s", hp->kfn[i],
+				     t == JT_TIER_KPROBE);
+		}
+		for (i = 0; i < 3 && hp->kret[i]; i++) {
+			set_autoload(obj, "jt_fx_%s", hp->kret[i],
+				     t == JT_TIER_FENTRY);
+			set_autoload(obj, "jt_kr_%s", hp->kret[i],
+				     t == JT_TIER_KPROBE);
+		}
+	}
+	/* exec_snap.bpf.c's jt_exec_snap takes over where it can load. */
+	if (jt_kernel_has_vma_iter())
+		bpf_program__set_autoload(p->skel->progs.jt_exec, false);
+	i = kernel_fn_argc("mprotect_fixup");
+	if (i > 0)
+		p->skel->rodata->mprotect_fixup_argc = i;
+}
+
+void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
+{
+	size_t n = 0;
+	int h;
+
+	buf[0] = 0;
+	for (h = 0; h < JT_HOOK_MAX && n < len; h++)
+		n += snprintf(buf + n, len - n, "%s%s=%s", h ? " " : "",
+			      jt_hook_names[h], jt_tier_name(p->tier[h]));
+	if (n < len)
+		snprintf(buf + n, len - n, " exec-snapshot=%s",
+			 p->snap ? "iterator" : "anchors");
+}
+
+/*
+ * The in-kernel exec snapshot lives in its own object: share the main
+ * object's maps with it, and let it replace jt_exec.
+ */
+static int load_exec_snap(struct jt_probes *p)
+{
+	struct jittrace_bpf *m = p->skel;
+	struct exec_snap_bpf *s;
+	int err;
+
+	if (!jt_kernel_has_vma_iter())
+		return 0;
+	s = exec_snap_bpf__open();
+	if (!s)
+		return -errno;
+	err = bpf_map__reuse_fd(s->maps.events, bpf_map__fd(m->maps.events));
+	err = err   ?:
+		      bpf_map__reuse_fd(s->maps.traced,
+					bpf_map__fd(m->maps.traced));
+	err = err   ?:
+		      bpf_map__reuse_fd(s->maps.jt_cfg,
+					bpf_map__fd(m->maps.jt_cfg));
+	err = err ?: bpf_map__reuse_fd(s->maps.lost, bpf_map__fd(m->maps.lost));
+	err = err   ?:
+		      bpf_map__reuse_fd(s->maps.scratch,
+					bpf_map__fd(m->maps.scratch));
+	err = err ?: exec_snap_bpf__load(s);
+	if (err) {
+		exec_snap_bpf__destroy(s);
+		return err;
+	}
+	p->snap = s;
+	return 0;
+}
+
+static int report_refused(struct jt_probes *p)
+{
+	int h;
+
+	for (h = 0; h < JT_HOOK_MAX; h++)
+		if (p->tier[h] == JT_TIER_NONE && p->why[h][0])
+			fprintf(stderr,
+				"jittrace: --tier: hook %s cannot use the "
+				"kernel tier here: %s\n",
+				jt_hook_names[h], p->why[h]);
+	return -EPERM;
+}
+
+int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
+		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx)
 {
 	struct jt_config cfg = { trace_all, getpid() };
 	__u32 zero = 0;
@@ -120,14 +544,18 @@ int jt_probes_load(struct jt_probes *p, bool trace_all, bool cow,
 				"kernel built with CONFIG_DEBUG_INFO_BTF\n");
 		return -ENOTSUP;
 	}
+	if (jt_choose_tiers(p, want, cow))
+		return report_refused(p);
 	p->skel = jittrace_bpf__open();
 	if (!p->skel)
 		return -errno;
-	choose_tiers(p);
-	bpf_program__set_autoload(p->skel->progs.jt_fault, cow);
+	select_programs(p);
 	err = bpf_map__set_max_entries(p->skel->maps.events, ring_bytes);
 	if (!err)
 		err = jittrace_bpf__load(p->skel);
+	if (err)
+		return err;
+	err = load_exec_snap(p);
 	if (err)
 		return err;
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.jt_cfg), &zero,
@@ -158,7 +586,12 @@ int jt_probes_attach(struct jt_probes *p)
 		fprintf(stderr,
 			"jittrace: cannot mount tracefs on " TRACEFS ": %s\n",
 			strerror(-err));
-	return jittrace_bpf__attach(p->skel);
+	err = jittrace_bpf__attach(p->skel);
+	if (!err)
+		err = attach_kprobes(p);
+	if (!err && p->snap)
+		err = exec_snap_bpf__attach(p->snap);
+	return err;
 }
 
 uint64_t jt_probes_lost(struct jt_probes *p)
@@ -178,6 +611,9 @@ uint64_t jt_probes_lost(struct jt_probes *p)
 void jt_probes_close(struct jt_probes *p)
 {
 	ring_buffer__free(p->rb);
+	while (p->nlinks)
+		bpf_link__destroy(p->links[--p->nlinks]);
+	exec_snap_bpf__destroy(p->snap);
 	jittrace_bpf__destroy(p->skel);
 	memset(p, 0, sizeof(*p));
 }

@@ -10,28 +10,59 @@
 
 enum jt_tier {
 	JT_TIER_NONE,
-	JT_TIER_KERNEL,	    /* fentry/kprobe on mm functions */
-	JT_TIER_TRACEPOINT, /* syscall and sched tracepoints */
+	JT_TIER_FENTRY,	    /* kernel tier: fentry/fexit on mm functions */
+	JT_TIER_KPROBE,	    /* kernel tier: kprobe/kretprobe, same functions */
+	JT_TIER_TRACEPOINT, /* syscall, fault and sched tracepoints */
 };
 
+/* What --tier asks for; auto and kernel try fentry before kprobe. */
+enum jt_tier_want {
+	JT_WANT_AUTO,
+	JT_WANT_KERNEL,
+	JT_WANT_FENTRY,
+	JT_WANT_KPROBE,
+	JT_WANT_TRACEPOINT,
+};
+
+#define JT_MAX_LINKS 32
+
+struct bpf_link;
 struct jittrace_bpf;
+struct exec_snap_bpf;
 struct ring_buffer;
 
 struct jt_probes {
 	struct jittrace_bpf *skel;
+	struct exec_snap_bpf *snap; /* NULL: exec VMAs come from /proc */
 	struct ring_buffer *rb;
 	enum jt_tier tier[JT_HOOK_MAX];
+	char why[JT_HOOK_MAX][128]; /* why the kernel tier was not taken */
+	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
+	int nlinks;
 };
 
 extern const char *const jt_hook_names[JT_HOOK_MAX];
 const char *jt_tier_name(enum jt_tier t);
+/* "auto", "kernel", ...; -1 when s names no tier. */
+int jt_tier_want_parse(const char *s);
+/*
+ * Decide each hook's tier on this kernel, as record would, without
+ * loading anything but the probe programs. cow: decide the COW hook too.
+ * Returns -EPERM when a forced tier is refused for some hook (why[]
+ * says which and how).
+ */
+int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow);
+/* Kernel functions a hook's kernel tier attaches to, NULL-terminated. */
+const char *const *jt_hook_kernel_fns(enum jt_hook h);
 
 typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 
 /* ring_bytes: the BPF ring's size, a power of two of at least a page. */
 /* cow: attach the write-fault probe (costs a VMA lookup per fault). */
-int jt_probes_load(struct jt_probes *p, bool trace_all, bool cow,
-		   uint32_t ring_bytes, jt_event_fn fn, void *ctx);
+int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
+		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx);
+/* "mmap=fentry mprotect=fentry ...": the one line record prints. */
+void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len);
 int jt_probes_trace(struct jt_probes *p, pid_t pid);
 int jt_probes_attach(struct jt_probes *p);
 /* Events the BPF ring refused so far, summed over CPUs. */
@@ -42,5 +73,8 @@ int jt_ensure_tracefs(void);
 int jt_ensure_bpffs(void);
 void jt_libbpf_quiet(bool verbose);
 int jt_probe_kernel_fn(const char *fn);
+int jt_probe_kprobe_fn(const char *fn);
+/* Whether the kernel has the open-coded task_vma iterator (6.7+). */
+bool jt_kernel_has_vma_iter(void);
 
 #endif

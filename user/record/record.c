@@ -35,6 +35,7 @@ struct record_opts {
 	double duration;
 	bool verbose;
 	bool cow;
+	enum jt_tier_want tier;
 	uint32_t bpf_ring_kb;
 	struct jt_perf_opts perf;
 	char **argv;
@@ -75,6 +76,10 @@ static const char usage[] =
 	"      --cow             record copy-on-write faults (which pages\n"
 	"                        became private); costs a VMA lookup per\n"
 	"                        write fault\n"
+	"      --tier TIER       probes: auto (default: per hook, fentry,\n"
+	"                        then kprobe, then tracepoints), kernel\n"
+	"                        (fentry or kprobe, else fail), fentry,\n"
+	"                        kprobe or tracepoint\n"
 	"  -p, --pid PID         attach to a running process\n"
 	"  -a, --all-cpus        every process on the system\n"
 	"      --duration SECS   stop after SECS (-p and -a)\n"
@@ -106,6 +111,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "bpf-ring", required_argument, NULL, 'B' },
 		{ "cow", no_argument, NULL, 'C' },
+		{ "tier", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -172,6 +178,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'C':
 			o->cow = true;
 			break;
+		case 'T':
+			c = jt_tier_want_parse(optarg);
+			if (c < 0)
+				return jt_usage_error(
+					usage, "--tier wants auto, kernel, "
+					       "fentry, kprobe or tracepoint");
+			o->tier = c;
+			break;
 		case 'u':
 			o->user = optarg;
 			break;
@@ -235,6 +249,8 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		n += snprintf(buf + n, sizeof(buf) - n, "tier.%s=%s\n",
 			      jt_hook_names[i],
 			      jt_tier_name(r->probes.tier[i]));
+	n += snprintf(buf + n, sizeof(buf) - n, "exec_snapshot=%s\n",
+		      r->probes.snap ? "iterator" : "anchors");
 	n += snprintf(buf + n, sizeof(buf) - n, "cow=%s\n",
 		      r->o.cow || r->o.perf.data_addr ? "on" : "off");
 	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);
@@ -310,12 +326,13 @@ static int open_perf(struct recorder *r)
 
 static int setup(struct recorder *r, int argc, char **argv)
 {
+	char buf[512];
 	int err;
 
 	if (!r->o.all && !r->o.pid &&
 	    jt_target_identity(&r->target, r->o.user, r->o.run_as_root))
 		return -EPERM;
-	err = jt_probes_load(&r->probes, r->o.all,
+	err = jt_probes_load(&r->probes, r->o.tier, r->o.all,
 			     r->o.cow || r->o.perf.data_addr,
 			     r->o.bpf_ring_kb * 1024, on_bpf_event, r);
 	if (err == -ENOTSUP)
@@ -326,6 +343,8 @@ static int setup(struct recorder *r, int argc, char **argv)
 			err == -EPERM ? " (run 'jittrace doctor')" : "");
 		return err;
 	}
+	jt_probes_describe(&r->probes, buf, sizeof(buf));
+	fprintf(stderr, "jittrace: probes: %s\n", buf);
 	if (r->o.argv[0]) {
 		err = jt_target_spawn(&r->target, r->o.argv);
 		if (!err)

@@ -14,15 +14,6 @@
 #include "record/perf_rings.h"
 #include "record/probes.h"
 
-/* The kernel function each hook's kernel tier would attach to. */
-static const char *const kernel_fn[JT_HOOK_MAX] = {
-	[JT_HOOK_MMAP] = "mmap_region",
-	[JT_HOOK_MPROTECT] = "mprotect_fixup",
-	[JT_HOOK_MUNMAP] = "do_vmi_munmap",
-	[JT_HOOK_MREMAP] = "move_vma",
-	[JT_HOOK_BRK] = "do_brk_flags",
-};
-
 static void line(const char *what, const char *verdict, const char *detail)
 {
 	printf("  %-26s %-10s %s\n", what, verdict, detail ? detail : "");
@@ -87,53 +78,55 @@ static void check_pmu(void)
 	line("fallback", "cpu-clock", "record samples cpu-clock instead");
 }
 
-/* Load and attach the very programs record uses, then let them go. */
-static int check_tracepoints(void)
+static int ignore_event(void *ctx, void *data, size_t size)
 {
-	struct jittrace_bpf *skel = jittrace_bpf__open();
-	int err;
-
-	if (!skel)
-		return -errno;
-	/* Every program, the --cow one included. */
-	err = jittrace_bpf__load(skel);
-	if (!err)
-		err = jittrace_bpf__attach(skel);
-	jittrace_bpf__destroy(skel);
-	return err;
+	return 0;
 }
 
+static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
+{
+	const char *const *fn = jt_hook_kernel_fns(h);
+	size_t n = 0;
+
+	if (!fn[0]) {
+		snprintf(buf, len, "sched tracepoints (stable everywhere)");
+		return;
+	}
+	if (p->tier[h] == JT_TIER_TRACEPOINT)
+		n = snprintf(buf, len, "kernel tier refused: ");
+	else
+		n = snprintf(buf, len, "on");
+	if (p->tier[h] != JT_TIER_TRACEPOINT)
+		for (; *fn && n < len; fn++)
+			n += snprintf(buf + n, len - n, " %s", *fn);
+	if (p->why[h][0] && n < len)
+		snprintf(buf + n, len - n, "%s%s",
+			 p->tier[h] == JT_TIER_TRACEPOINT ? "" : "; ",
+			 p->why[h]);
+}
+
+/* Load and attach the very programs record would, then let them go. */
 static void check_hooks(void)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int tp = check_tracepoints(), i;
-	char detail[160];
+	struct jt_probes p;
+	char detail[320];
+	int err, h;
 
+	err = jt_probes_load(&p, JT_WANT_AUTO, false, true, 1 << 16,
+			     ignore_event, NULL);
+	if (!err)
+		err = jt_probes_attach(&p);
 	printf("probes (hook: tier record uses, and why)\n");
-	for (i = 0; i < JT_HOOK_MAX; i++) {
-		const char *fn = kernel_fn[i];
-		int k = 1;
-
-		if (fn && vmlinux &&
-		    btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0)
-			snprintf(detail, sizeof(detail),
-				 "kernel tier: %s not in BTF", fn);
-		else if (fn && (k = jt_probe_kernel_fn(fn)))
-			snprintf(detail, sizeof(detail),
-				 "kernel tier: fentry/%s refused (%s)", fn,
-				 strerror(-k));
-		else if (fn)
-			snprintf(detail, sizeof(detail),
-				 "kernel tier: fentry/%s loads", fn);
-		else
-			snprintf(detail, sizeof(detail),
-				 "sched tracepoints (stable everywhere)");
-		if (tp)
-			line(jt_hook_names[i], "NONE", strerror(-tp));
-		else
-			line(jt_hook_names[i], "tracepoint", detail);
+	for (h = 0; h < JT_HOOK_MAX; h++) {
+		hook_detail(&p, h, detail, sizeof(detail));
+		line(jt_hook_names[h], err ? "NONE" : jt_tier_name(p.tier[h]),
+		     err ? strerror(-err) : detail);
 	}
-	btf__free(vmlinux);
+	line("exec-snapshot", p.snap ? "iterator" : "anchors",
+	     p.snap ? "task_vma iterator, at the exec" :
+		      "runs of VMAs around the binary, interpreter, vdso "
+		      "and stack (no task_vma iterator: kernel < 6.7)");
+	jt_probes_close(&p);
 }
 
 int cmd_doctor(int argc, char **argv)

@@ -319,6 +319,7 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 {
 	size_t i;
 
+	jt_print_probes(stdout, s);
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
 	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s\n", "Overhead", "Samples",

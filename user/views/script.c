@@ -88,6 +88,7 @@ static void map_event(struct script_ctx *c, struct jt_model *m,
 		json_vma("vma_last", &ev->vma_last);
 		printf(",\"path\":");
 		jt_json_str(stdout, path);
+		printf(",\"flags\":%u", ev->flags);
 		return;
 	}
 	if (ev->h.type == JT_EV_VMA)
@@ -113,6 +114,8 @@ static void map_event(struct script_ctx *c, struct jt_model *m,
 		       (unsigned long long)ev->vma.end);
 	if (path)
 		printf(" %s", path);
+	if (ev->flags & JT_MF_EXEC_LOAD)
+		printf(" (execve)");
 }
 
 static void bpf_event(struct script_ctx *c, struct jt_model *m,

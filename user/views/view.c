@@ -64,6 +64,30 @@ const char *jt_origin_name(uint16_t origin)
 	return origin == JT_EV_VMA ? "exec" : jt_event_name(origin);
 }
 
+void jt_print_probes(FILE *f, const struct jt_stream *s)
+{
+	static const char *const hooks[] = { "mmap",   "mprotect", "munmap",
+					     "mremap", "brk",	   "fork",
+					     "exec",   "exit",	   "cow" };
+	const char *kernel = jt_stream_meta(s, "kernel");
+	const char *snap = jt_stream_meta(s, "exec_snapshot");
+	char key[32];
+	size_t i;
+
+	fprintf(f, "# probes (kernel %s):", kernel ? kernel : "?");
+	for (i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		const char *t;
+
+		snprintf(key, sizeof(key), "tier.%s", hooks[i]);
+		t = jt_stream_meta(s, key);
+		if (t)
+			fprintf(f, " %s=%s", hooks[i], t);
+	}
+	if (snap)
+		fprintf(f, " exec-snapshot=%s", snap);
+	fprintf(f, "\n");
+}
+
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_model *m)
 {

@@ -17,6 +17,8 @@ int jt_view_open_named(struct jt_stream *s, struct jt_syms *y,
 const char *jt_region_name(const struct jt_region *r);
 const char *jt_origin_name(uint16_t origin);
 const char *jt_event_name(uint16_t type);
+/* "# probes: mmap=fentry ...": how the recording's events were caught. */
+void jt_print_probes(FILE *f, const struct jt_stream *s);
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_model *m);
 

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copy-on-write, kernel tier: the fault handler's own branches. do_wp_page
+ * runs for a write to a present, write-protected page; do_fault with
+ * FAULT_FLAG_WRITE on a private file mapping is the first-touch copy
+ * (do_cow_fault, inlined into it on 6.1 and later). Both already hold the
+ * VMA, so no lookup and no mmap_lock games, and faults the kernel takes
+ * on the user's behalf (copy_to_user, GUP) count too.
+ */
+#include "common.bpf.h"
+#include "ktier.bpf.h"
+
+#define PF_PROT 0x1
+#define PF_WRITE 0x2
+#define PF_USER 0x4
+#define VM_SHARED 0x8
+
+static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
+{
+	struct vm_area_struct *vma = BPF_CORE_READ(vmf, vma);
+	__u64 fflags = BPF_CORE_READ(vmf, flags);
+	struct jt_cow_event ev = {};
+	struct file *f;
+
+	jt_fill_vma(&ev.vma, vma);
+	if (ev.vma.flags & VM_SHARED)
+		return 0; /* shared mappings are written in place */
+	f = BPF_CORE_READ(vma, vm_file);
+	if (!f && !present)
+		return 0; /* born private: no copy */
+	ev.kind = f ? (present ? JT_COW_FILE_WP : JT_COW_FILE_FIRST) :
+		      JT_COW_ANON_WP;
+	ev.page = BPF_CORE_READ(vmf, address) & ~4095ULL;
+	ev.error_code = PF_WRITE | (present ? PF_PROT : 0);
+	if (fflags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER))
+		ev.error_code |= PF_USER;
+	if (f) {
+		ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	}
+	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
+	jt_emit(&ev, sizeof(ev));
+	return 0;
+}
+
+static __always_inline int on_do_wp_page(const struct kargs *k)
+{
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return emit_cow((struct vm_fault *)k->a[0], true);
+}
+
+static __always_inline int on_do_fault(const struct kargs *k)
+{
+	struct vm_fault *vmf = (struct vm_fault *)k->a[0];
+	__u64 fflags = BPF_CORE_READ(vmf, flags);
+
+	if (!(fflags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE)))
+		return 0;
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return emit_cow(vmf, false);
+}
+
+JT_KENTRY(do_wp_page)
+JT_KENTRY(do_fault)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel tier for the mmap family: probes on the kernel's own mm paths.
+ * mmap_region sees every mapping the kernel makes, the ELF loader's in
+ * execve included; perf_event_mmap hands over the VMA at the moment perf
+ * is told about it; mprotect_fixup gives each piece an mprotect touches,
+ * merged as the kernel merges it. Events keep the tracepoint tier's ABI,
+ * so the model cannot tell the tiers apart except by what they see.
+ */
+#include "map_event.bpf.h"
+#include "ktier.bpf.h"
+
+#define VM_SHARED 0x8
+#define VM_MAYSHARE 0x80
+#define MAP_SHARED 0x01
+#define MAP_PRIVATE 0x02
+#define MAP_FIXED 0x10
+#define MAP_ANONYMOUS 0x20
+
+/* Arity of mprotect_fixup on this kernel (6 before 6.2, then 7). */
+const volatile __u32 mprotect_fixup_argc = 7;
+
+struct kcall {
+	__u64 args[6];
+	struct jt_vma vma;	/* holds the first byte of the result */
+	struct jt_vma vma_last; /* holds its last byte */
+	__u64 file;		/* struct file * of vma, for the path */
+	__u64 pprev;		/* mprotect_fixup's out parameter */
+	__u32 type;		/* 0: no call in flight */
+	__u32 flags;		/* enum jt_map_flags */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kcall);
+} kpending SEC(".maps");
+
+static __always_inline struct kcall *kcall_get(bool create)
+{
+	return bpf_task_storage_get(&kpending, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE :
+					     0);
+}
+
+static __always_inline bool in_execve(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(t->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
+}
+
+static __always_inline struct kcall *kcall_begin(__u32 type)
+{
+	struct kcall *c;
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	c = kcall_get(true);
+	if (!c) {
+		jt_count_lost();
+		return NULL;
+	}
+	__builtin_memset(c, 0, sizeof(*c));
+	c->type = type;
+	/* The ELF loader maps and unmaps in the new mm before EXEC. */
+	if (in_execve())
+		c->flags |= JT_MF_EXEC_LOAD;
+	return c;
+}
+
+/* The call in flight, if it is of this type. */
+static __always_inline struct kcall *kcall_of(__u32 type)
+{
+	struct kcall *c = kcall_get(false);
+
+	return c && c->type == type ? c : NULL;
+}
+
+static __always_inline void vma_of(struct jt_vma *out, __u64 vma)
+{
+	jt_fill_vma(out, (struct vm_area_struct *)vma);
+}
+
+/*
+ * Emit the call in flight with its result, then forget it. lookup: find
+ * the result's VMAs now (mmap_lock is free after a syscall), rather
+ * than take those the call's probes saw.
+ */
+static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
+{
+	struct jt_scratch *s = jt_scratch();
+	struct jt_map_event *ev;
+	__u32 type = c->type;
+
+	c->type = 0;
+	if (!s)
+		return 0;
+	ev = &s->map;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
+	jt_fill_hdr(&ev->h, type, 0);
+	ev->result = ret;
+	ev->flags = c->flags;
+	if (lookup) {
+		find_vmas(s, ev);
+	} else {
+		ev->vma = c->vma;
+		ev->vma_last = c->vma_last;
+		if (c->file)
+			ev->path_len =
+				jt_fill_file(s, ev, (struct file *)c->file);
+	}
+	ev->h.size = sizeof(*ev) + ev->path_len;
+	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
+	return 0;
+}
+
+/*
+ * mmap_region(file, addr, len, vm_flags, pgoff, uf): addr is already
+ * chosen and len page-aligned. The syscall's prot and MAP_ flags are
+ * rebuilt from vm_flags; the fd is not known here (-1).
+ */
+static __always_inline int on_mmap_region(const struct kargs *k)
+{
+	struct kcall *c;
+	__u64 vmf = k->a[3];
+
+	/* shmat maps through do_mmap: its own event describes it. */
+	struct pending_call *tp = bpf_task_storage_get(
+		&pending, bpf_get_current_task_btf(), 0, 0);
+
+	if (tp && tp->type == JT_EV_SHMAT)
+		return 0;
+	c = kcall_begin(JT_EV_MMAP);
+	if (!c)
+		return 0;
+	c->args[0] = k->a[1];
+	c->args[1] = k->a[2];
+	c->args[2] = vmf & 7; /* VM_READ|WRITE|EXEC are PROT_ bits */
+	c->args[3] = (vmf & VM_MAYSHARE ? MAP_SHARED : MAP_PRIVATE) |
+		     (k->a[0] ? 0 : MAP_ANONYMOUS) | MAP_FIXED;
+	c->args[4] = (__u64)-1;
+	c->args[5] = k->a[4] << 12;
+	return 0;
+}
+
+static __always_inline int ret_mmap_region(__u64 ret)
+{
+	struct kcall *c = kcall_of(JT_EV_MMAP);
+
+	if (!c)
+		return 0;
+	if (!IS_ERR_RET(ret) && !c->vma.end)
+		c->flags |= JT_MF_VMA_BUSY;
+	c->vma_last = c->vma;
+	return kcall_emit(c, ret, false);
+}
+
+/* The merged VMA mmap_region made, as perf is told about it. */
+static __always_inline int on_perf_event_mmap(const struct kargs *k)
+{
+	struct vm_area_struct *vma = (struct vm_area_struct *)k->a[0];
+	struct kcall *c = kcall_of(JT_EV_MMAP);
+
+	if (!c)
+		return 0;
+	jt_fill_vma(&c->vma, vma);
+	c->file = (__u64)BPF_CORE_READ(vma, vm_file);
+	return 0;
+}
+
+/* do_mprotect_pkey(start, len, prot, pkey): mprotect and pkey_mprotect. */
+static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
+{
+	struct kcall *c = kcall_begin(JT_EV_MPROTECT);
+
+	if (!c)
+		return 0;
+	c->args[0] = k->a[0];
+	c->args[1] = k->a[1];
+	c->args[2] = k->a[2];
+	c->args[3] = (__u64)(__s64)(int)k->a[3]; /* -1: plain mprotect */
+	return 0;
+}
+
+static __always_inline int on_mprotect_fixup(const struct kargs *k)
+{
+	struct kcall *c = kcall_of(JT_EV_MPROTECT);
+
+	if (c)
+		c->pprev = mprotect_fixup_argc >= 7 ? k->a[3] : k->a[2];
+	return 0;
+}
+
+/*
+ * *pprev is the VMA the piece ended in, after any merge. A later piece
+ * that merges back into an earlier one reports the grown VMA, so the
+ * last piece holding a byte wins.
+ */
+static __always_inline int ret_mprotect_fixup(__u64 ret)
+{
+	struct kcall *c = kcall_of(JT_EV_MPROTECT);
+	__u64 first, last, vma = 0;
+	struct jt_vma v;
+
+	if (!c || !c->pprev || (int)ret)
+		return 0;
+	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
+	if (!vma)
+		return 0;
+	vma_of(&v, vma);
+	first = c->args[0];
+	last = first + PAGE_ALIGN(c->args[1]) - 1;
+	if (v.start <= first && first < v.end)
+		c->vma = v;
+	if (v.start <= last && last < v.end)
+		c->vma_last = v;
+	return 0;
+}
+
+/* A bound no piece reported (already that prot): look it up unlocked. */
+static __always_inline void fill_missing(struct jt_vma *v, __u64 addr,
+					 __u32 *flags)
+{
+	struct vma_ctx vc = {};
+
+	if (v->end)
+		return;
+	if (!find_vma(addr, &vc))
+		*flags |= JT_MF_VMA_BUSY;
+	*v = vc.vma;
+}
+
+static __always_inline int ret_do_mprotect_pkey(__u64 ret)
+{
+	struct kcall *c = kcall_of(JT_EV_MPROTECT);
+	__u64 first;
+
+	if (!c)
+		return 0;
+	first = c->args[0];
+	if (!(int)ret && c->args[1]) {
+		fill_missing(&c->vma, first, &c->flags);
+		fill_missing(&c->vma_last, first + PAGE_ALIGN(c->args[1]) - 1,
+			     &c->flags);
+	}
+	return kcall_emit(c, (int)ret, false);
+}
+
+/* __vm_munmap(start, len, downgrade|unlock): munmap(2) and vm_munmap. */
+static __always_inline int on___vm_munmap(const struct kargs *k)
+{
+	struct kcall *c = kcall_begin(JT_EV_MUNMAP);
+
+	if (c) {
+		c->args[0] = k->a[0];
+		c->args[1] = k->a[1];
+	}
+	return 0;
+}
+
+static __always_inline int ret___vm_munmap(__u64 ret)
+{
+	struct kcall *c = kcall_of(JT_EV_MUNMAP);
+
+	return c ? kcall_emit(c, (int)ret, false) : 0;
+}
+
+/*
+ * mremap and brk spread over static helpers whose signatures change
+ * every few releases; the syscall function itself is the kernel
+ * function that sees every request. Its one argument is the user's
+ * registers.
+ */
+static __always_inline int on___x64_sys_mremap(const struct kargs *k)
+{
+	struct pt_regs *r = (struct pt_regs *)k->a[0];
+	struct kcall *c = kcall_begin(JT_EV_MREMAP);
+
+	if (!c)
+		return 0;
+	c->args[0] = BPF_CORE_READ(r, di);
+	c->args[1] = BPF_CORE_READ(r, si);
+	c->args[2] = BPF_CORE_READ(r, dx);
+	c->args[3] = BPF_CORE_READ(r, r10);
+	c->args[4] = BPF_CORE_READ(r, r8);
+	return 0;
+}
+
+static __always_inline int on___x64_sys_brk(const struct kargs *k)
+{
+	struct pt_regs *r = (struct pt_regs *)k->a[0];
+	struct kcall *c = kcall_begin(JT_EV_BRK);
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!c)
+		return 0;
+	c->args[0] = BPF_CORE_READ(r, di);
+	c->args[1] = BPF_CORE_READ(t, mm, start_brk);
+	return 0;
+}
+
+/* After the syscall mmap_lock is free: look the result up as tier T. */
+static __always_inline int ret_syscall(__u32 type, __u64 ret)
+{
+	struct kcall *c = kcall_of(type);
+
+	return c ? kcall_emit(c, ret, true) : 0;
+}
+
+static __always_inline int ret___x64_sys_mremap(__u64 ret)
+{
+	return ret_syscall(JT_EV_MREMAP, ret);
+}
+
+static __always_inline int ret___x64_sys_brk(__u64 ret)
+{
+	return ret_syscall(JT_EV_BRK, ret);
+}
+
+JT_KENTRY(mmap_region)
+JT_KEXIT(mmap_region)
+JT_KENTRY(perf_event_mmap)
+JT_KENTRY(do_mprotect_pkey)
+JT_KEXIT(do_mprotect_pkey)
+JT_KENTRY(mprotect_fixup)
+JT_KEXIT(mprotect_fixup)
+JT_KENTRY(__vm_munmap)
+JT_KEXIT(__vm_munmap)
+JT_KENTRY(__x64_sys_mremap)
+JT_KEXIT(__x64_sys_mremap)
+JT_KENTRY(__x64_sys_brk)
+JT_KEXIT(__x64_sys_brk)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Runs inside the test VM: per-call overhead of each probe tier on the same
+# loops, runs interleaved so that drift hits all tiers alike; medians.
+# Under TCG every instruction is emulated, so only ratios mean anything.
+# usage: bench-guest.sh BUILD RUNS
+build=$1 runs=${2:-5}
+wl=$build/workloads/mmloop
+tmp=$(mktemp -d)
+as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
+
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+one() {
+	case $1 in
+	none) $as_user $wl "$2" "$3" ;;
+	*) "$build/jittrace" record --tier "$1" $4 -o "$tmp/b.data" \
+		--user nobody -- $wl "$2" "$3" 2>/dev/null ;;
+	esac | awk '/^ns_per_op/ {print $2}'
+}
+
+bench() {
+	for t in none tracepoint fentry kprobe; do : >"$tmp/$t"; done
+	i=0
+	while [ $i -lt "$runs" ]; do
+		for t in none tracepoint fentry kprobe; do
+			one $t "$1" "$2" "$4" >>"$tmp/$t"
+		done
+		i=$((i + 1))
+	done
+	base=$(median <"$tmp/none")
+	echo "$3"
+	for t in none tracepoint fentry kprobe; do
+		awk -v t=$t -v v="$(median <"$tmp/$t")" -v b="$base" 'BEGIN {
+			printf "  %-10s %10.0f ns/op  overhead %+9.0f ns\n", t, v, v - b }'
+	done
+}
+
+bench calls 20000 "mmap+mprotect+munmap (per loop)" ""
+bench touch 20000 "first write to a private anon page (per page), --cow" "--cow"
+bench filetouch 20000 "private file page write (per page), --cow" "--cow"
+rm -rf "$tmp"

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The probe tiers' overhead on the first kernel of kernels.txt, measured in
+# the VM (the host refuses fentry and has no kprobes).
+# usage: bench.sh BUILD_DIR
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "bench-vm: qemu-system-x86_64 not installed: skipped"; exit 0; }
+set -- $(grep -v '^#' "$here/kernels.txt" | head -1)
+dir=$build/vm/$1
+sh "$here/vm.sh" prepare "$2" "$dir" || exit 1
+res=$dir/bench
+rm -rf "$res" && mkdir -p "$res"
+echo "sh $here/bench-guest.sh $build ${RUNS:-5}" >"$res/cmd.sh"
+sh "$here/vm.sh" run "$dir" "$res" 1800 || exit 1
+echo "probe tiers on $(cat "$dir/release") under qemu TCG (median of ${RUNS:-5}):"
+cat "$res/out.log"

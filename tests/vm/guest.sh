@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs inside the test VM: the end-to-end tests named in $JT_VM_TESTS once
+# per tier given, each recording kept under RESULTS/TIER for the host to
+# compare. Address-space randomization is off so that the tiers' runs of
+# a workload lay out memory identically.
+# usage: guest.sh RESULTS BUILD TIER...
+res=$1 build=$2
+shift 2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+echo 0 >/proc/sys/kernel/randomize_va_space
+uname -r >"$res/kernel"
+"$build/jittrace" doctor >"$res/doctor.txt" 2>&1
+for t in "$@"; do
+	rm -rf "${res:?}/$t" && mkdir -p "$res/$t" && chmod 755 "$res/$t"
+	start=$(cut -d' ' -f1 /proc/uptime)
+	JT_BUILD=$build JT_TIER=$t JT_KEEP=$res/$t \
+		python3 "$root/tests/e2e/run.py" $JT_VM_TESTS >"$res/$t/e2e.log" 2>&1
+	echo "$t $start $(cut -d' ' -f1 /proc/uptime)" >>"$res/times"
+done

@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The kernel matrix: boot each kernel of kernels.txt under qemu, run the
+foundation, attribution and COW end-to-end tests there once per probe
+tier, then compare the tiers' recordings of the same workloads. Prints
+one line per test and 'vm: N passed, N failed, N skipped'."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("JT_BUILD", os.path.join(ROOT, "build"))
+JT = os.path.join(BUILD, "jittrace")
+TIERS = ["tracepoint", "fentry", "kprobe"]
+KERNEL_TIERS = TIERS[1:]
+# One test or more of each end-to-end suite: foundation, attribution, COW.
+TESTS = ["test_mapops", "test_fork_exec_tree", "test_jit_pages_stay",
+         "test_adjacent_pages_jitdump_only", "test_address_reuse_perfmap_only",
+         "test_late_code_load", "test_library_global",
+         "test_fork_copy_on_write", "test_shared_file_and_shm"]
+PF_USER = 4
+EXEC_LOAD = 8  # JT_MF_EXEC_LOAD: the kernel tier saw execve map this
+
+results = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def report(status, name, detail=""):
+    key = {"ok": "passed", "FAIL": "failed", "SKIP": "skipped"}[status]
+    results[key] += 1
+    print(f"{status:4} vm:{name}{': ' + detail if detail else ''}", flush=True)
+
+
+def sh(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def have_qemu():
+    if shutil.which("qemu-system-x86_64") and shutil.which("busybox"):
+        return True
+    if os.geteuid() != 0:
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sh(["apt-get", "update", "-qq"], env=env)
+    sh(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
+        "qemu-system-x86", "busybox-static", "xz-utils"], env=env)
+    return bool(shutil.which("qemu-system-x86_64") and shutil.which("busybox"))
+
+
+def kernels():
+    with open(os.path.join(HERE, "kernels.txt")) as f:
+        for line in f:
+            f = line.split("#")[0].split()
+            if len(f) == 2:
+                yield f
+
+
+def jt_json(*args):
+    p = sh([JT, *args, "--json"])
+    if p.returncode:
+        raise AssertionError(f"jittrace {' '.join(args)}: {p.stderr}")
+    return [json.loads(line) for line in p.stdout.splitlines()] \
+        if args[0] == "script" else json.loads(p.stdout)
+
+
+def procs_in_order(events):
+    """pids in the order they first appear: the same workload run under
+    two tiers gets other pids but the same order."""
+    seen = []
+    for e in events:
+        if e.get("pid") and e["pid"] not in seen:
+            seen.append(e["pid"])
+    return seen
+
+
+def same_path(p):
+    """Each tier's run has its own temporary directory and pids."""
+    if not p:
+        return p
+    p = re.sub(r"/tmp/jt-e2e-[^/]+", "/tmp/jt-e2e-*", p)
+    return re.sub(r"(jit|perf)-\d+\.(dump|map)", r"\1-PID.\2", p)
+
+
+def region_key(r):
+    return (r["comm"], r["start"], r["end"], r["prot"], same_path(r["path"]),
+            same_path(r["name"]), r["offset"], str(r["kernel_vma"]))
+
+
+def compare_maps(base, other):
+    a = sorted(region_key(r) for r in jt_json("maps", "-i", base))
+    b = sorted(region_key(r) for r in jt_json("maps", "-i", other))
+    only_a = sorted(set(a) - set(b))
+    only_b = sorted(set(b) - set(a))
+    assert not only_a and not only_b, \
+        f"regions only under tracepoint: {only_a[:5]}; only here: {only_b[:5]}"
+    return len(a)
+
+
+def user_cows(events):
+    order = procs_in_order(events)
+    return sorted((order.index(e["pid"]), e["page"]) for e in events
+                  if e["type"] == "cow" and int(e["error_code"]) & PF_USER)
+
+
+def compare_cows(base_ev, other_ev):
+    """The same pages made private by the process's own writes. The kernel
+    tier also sees faults the kernel takes for it (the ELF loader zeroing
+    .bss, copy_to_user): counted, not compared."""
+    a, b = user_cows(base_ev), user_cows(other_ev)
+    assert a == b, f"COW pages differ: {sorted(set(a) ^ set(b))[:8]}"
+    kernel_mode = sum(1 for e in other_ev if e["type"] == "cow"
+                      and not int(e["error_code"]) & PF_USER)
+    return len(a), kernel_mode
+
+
+def jit_loads(events):
+    return sorted((e["addr"], e["size"], e["name"]) for e in events
+                  if e["type"] == "jit_load")
+
+
+def exec_loads_are_in_snapshots(events):
+    """The kernel tier sees execve map the ELF segments; each must lie in
+    a VMA of the same file in the exec snapshot that follows."""
+    n = 0
+    for i, e in enumerate(events):
+        if e["type"] != "mmap" or not e.get("flags", 0) & EXEC_LOAD:
+            continue
+        n += 1
+        start = int(e["result"]) & (2**64 - 1)
+        snap = [v for v in events[i:] if v["type"] == "vma" and v["pid"] == e["pid"]
+                and int(v["vma"]["start"], 16) <= start < int(v["vma"]["end"], 16)]
+        assert snap and snap[0]["path"] == e["path"], (e, snap[:1])
+    return n
+
+
+def compare_tiers(name, res):
+    base = os.path.join(res, "tracepoint")
+    kept = sorted(f for f in os.listdir(base) if f.endswith(".data"))
+    if not kept:
+        report("FAIL", f"{name}:equivalence", "no recordings kept")
+        return
+    for f in kept:
+        base_ev = jt_json("script", "-i", os.path.join(base, f))
+        assert not any(e["type"] == "mmap" and e.get("flags", 0) & EXEC_LOAD
+                       for e in base_ev), "tracepoint tier saw execve's mappings"
+        for tier in KERNEL_TIERS:
+            other = os.path.join(res, tier, f)
+            label = f"{name}:{tier}=tracepoint:{f[:-5]}"
+            if not os.path.exists(other):
+                report("FAIL", label, "the test kept no recording under this tier")
+                continue
+            try:
+                ev = jt_json("script", "-i", other)
+                nreg = compare_maps(os.path.join(base, f), other)
+                ncow, nkcow = compare_cows(base_ev, ev)
+                assert jit_loads(base_ev) == jit_loads(ev), "JIT loads differ"
+                nexec = exec_loads_are_in_snapshots(ev)
+                assert nexec > 0, "the kernel tier saw no execve mapping"
+                report("ok", label, f"{nreg} regions, {ncow} user COW pages, "
+                       f"{len(jit_loads(ev))} JIT loads equal; only here: "
+                       f"{nexec} execve mappings, all in the exec snapshot, "
+                       f"{nkcow} kernel-mode COW faults")
+            except AssertionError as e:
+                report("FAIL", label, str(e))
+
+
+def guest_results(name, res):
+    for tier in TIERS:
+        log = os.path.join(res, tier, "e2e.log")
+        if not os.path.exists(log):
+            report("FAIL", f"{name}:{tier}", "the suite did not run")
+            continue
+        text = open(log).read()
+        for line in text.splitlines():
+            f = line.split()
+            if f and f[0] in ("ok", "FAIL", "SKIP"):
+                report(f[0], f"{name}:{tier}:{f[1].rstrip(':')}", " ".join(f[2:]))
+        if "FAIL" in text:
+            print(text, flush=True)
+        if "e2e (--tier" not in text:
+            report("FAIL", f"{name}:{tier}", "the suite did not finish")
+
+
+def run_kernel(name, pkg):
+    d = os.path.join(BUILD, "vm", name)
+    t0 = time.time()
+    p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d])
+    if p.returncode:
+        report("SKIP", name, f"SKIPPED: cannot fetch kernel {pkg}: {p.stderr.strip()}")
+        return
+    t1 = time.time()
+    res = os.path.join(d, "results")
+    # JT_VM_REUSE=1: compare the last run's recordings again, no boot.
+    if os.environ.get("JT_VM_REUSE") and os.path.exists(os.path.join(res, "rc")):
+        p = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        shutil.rmtree(res, ignore_errors=True)
+        os.makedirs(res)
+        with open(os.path.join(res, "cmd.sh"), "w") as f:
+            f.write(f'JT_VM_TESTS="{" ".join(TESTS)}" sh {HERE}/guest.sh {res} '
+                    f'{BUILD} {" ".join(TIERS)}\n')
+        p = sh(["sh", os.path.join(HERE, "vm.sh"), "run", d, res, "1200"])
+    t2 = time.time()
+    kernel = open(os.path.join(res, "kernel")).read().strip() \
+        if os.path.exists(os.path.join(res, "kernel")) else "?"
+    print(f"# {name}: kernel {kernel}, prepare {t1 - t0:.0f} s, "
+          f"boot and suites {t2 - t1:.0f} s", flush=True)
+    if p.returncode and not os.path.exists(os.path.join(res, "rc")):
+        report("FAIL", name, f"the VM did not finish: {p.stderr.strip()}")
+        return
+    guest_results(name, res)
+    compare_tiers(name, res)
+
+
+def main():
+    if not os.path.exists(JT):
+        print(f"vm: {JT} missing: build first", file=sys.stderr)
+        return 2
+    if not have_qemu():
+        report("SKIP", "all", "SKIPPED LOUDLY: qemu-system-x86_64 and busybox "
+               "could not be installed: the kernel tier was not tested")
+    else:
+        for name, pkg in kernels():
+            run_kernel(name, pkg)
+    print(f"vm: {results['passed']} passed, {results['failed']} failed, "
+          f"{results['skipped']} skipped")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

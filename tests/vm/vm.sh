@@ -1,0 +1,106 @@
+#!/bin/sh
+# Boot a stock distribution kernel under qemu to run jittrace's tests on
+# it. The kernel package is unpacked into the build tree, never installed.
+#
+#   vm.sh prepare PACKAGE DIR   fetch, unpack, decompress, build initramfs
+#   vm.sh run DIR RESULTS [SECS] boot DIR's kernel; the guest runs
+#                               RESULTS/cmd.sh as root in a chroot of the
+#                               host's / (read only; RESULTS and /tmp are
+#                               writable) and leaves RESULTS/out.log, rc
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+
+# The concrete package behind a metapackage such as linux-image-amd64.
+concrete() {
+	dep=$(apt-cache depends "$1" 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+	echo "${dep:-$1}"
+}
+
+# Recursive module dependencies from each .ko's .modinfo, leaves first.
+add_module() {
+	grep -qx "$1" "$dir/modules.order" 2>/dev/null && return 0
+	f=$(find "$moddir" -name "$1.ko" -o -name "$1.ko.xz" | head -1)
+	[ -n "$f" ] || { echo "vm.sh: module $1 not in the package" >&2; return 1; }
+	case $f in *.xz) xz -dc "$f" >"$dir/initrd/modules/$1.ko" ;;
+	*) cp "$f" "$dir/initrd/modules/$1.ko" ;; esac
+	for d in $(tr '\0' '\n' <"$dir/initrd/modules/$1.ko" |
+		sed -n 's/^depends=//p' | tr ',' ' '); do
+		add_module "$d"
+	done
+	echo "$1" >>"$dir/modules.order"
+}
+
+# bzImage holds the kernel compressed; qemu boots the ELF by its PVH
+# note, which skips the in-guest decompression (seconds under TCG).
+decompress() {
+	off=$(python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+for m in (b"\xfd7zXZ\0", b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\0"):
+    i = d.find(m)
+    if i >= 0:
+        print(i + 1, m[0]); break' "$1")
+	set -- "$1" $off
+	case $3 in
+	# The compressed stream is followed by more of the image: the
+	# decompressors complain about trailing data, which is expected.
+	253) tail -c +"$2" "$1" | xz -dc 2>/dev/null || true ;;
+	40) tail -c +"$2" "$1" | zstd -dc 2>/dev/null || true ;;
+	*) tail -c +"$2" "$1" | gzip -dc 2>/dev/null || true ;;
+	esac
+}
+
+prepare() {
+	pkg=$(concrete "$1") dir=$2
+	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$pkg" ] && return 0
+	rm -rf "$dir" && mkdir -p "$dir/initrd/modules" "$dir/initrd/bin"
+	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) ||
+		{ echo "vm.sh: apt-get download $pkg failed" >&2; return 1; }
+	dpkg-deb -x "$dir"/*.deb "$dir/pkg"
+	rm -f "$dir"/*.deb
+	decompress "$dir"/pkg/boot/vmlinuz-* >"$dir/vmlinux"
+	[ "$(head -c 4 "$dir/vmlinux" | tail -c 3)" = ELF ] ||
+		{ echo "vm.sh: cannot decompress the kernel image" >&2; return 1; }
+	moddir=$(echo "$dir"/pkg/lib/modules/*)
+	basename "$moddir" >"$dir/release"
+	for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
+	cp "$dir/modules.order" "$dir/initrd/modules.order"
+	cp /bin/busybox "$dir/initrd/bin/busybox"
+	cp "$here/init.sh" "$dir/initrd/init"
+	chmod +x "$dir/initrd/init"
+	mkdir -p "$dir/initrd/proc" "$dir/initrd/sys" "$dir/initrd/dev" \
+		"$dir/initrd/host"
+	(cd "$dir/initrd" && find . | busybox cpio -o -H newc 2>/dev/null) |
+		gzip -1 >"$dir/initrd.gz"
+	# Keep only what booting needs: the package is 400 MB unpacked.
+	rm -rf "$dir/pkg"
+	echo "$pkg" >"$dir/ready"
+}
+
+run() {
+	dir=$1 res=$(cd "$2" && pwd) secs=${3:-600}
+	rm -f "$res/rc" "$res/out.log"
+	timeout "$secs" qemu-system-x86_64 -M q35 -accel tcg,thread=multi \
+		-cpu max -m 1024 -smp 2 -nographic -no-reboot -nodefaults \
+		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
+		-append "console=ttyS0 quiet panic=-1 jt.results=$res" \
+		-fsdev local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hr,mount_tag=hostroot \
+		-fsdev local,id=rs,path="$res",security_model=none \
+		-device virtio-9p-pci,fsdev=rs,mount_tag=results \
+		>"$res/console.log" 2>&1 || true
+	[ -f "$res/rc" ] || {
+		echo "vm.sh: the guest did not finish; console:" >&2
+		tail -20 "$res/console.log" >&2
+		return 1
+	}
+	return "$(cat "$res/rc")"
+}
+
+cmd=$1
+shift
+case $cmd in
+prepare) prepare "$@" ;;
+run) run "$@" ;;
+*) echo "usage: vm.sh prepare PACKAGE DIR | run DIR RESULTS [SECS]" >&2; exit 2 ;;
+esac
