@@ -77,11 +77,13 @@ prepare() {
 	echo "$pkg" >"$dir/ready"
 }
 
-run() {
-	dir=$1 res=$(cd "$2" && pwd) secs=${3:-600}
+qemu() {
+	dir=$1 res=$2 secs=$3 accel=$4
 	rm -f "$res/rc" "$res/out.log"
-	timeout "$secs" qemu-system-x86_64 -M q35 -accel tcg,thread=multi \
-		-cpu max -m 1024 -smp 2 -nographic -no-reboot -nodefaults \
+	cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	timeout "$secs" qemu-system-x86_64 -M q35 -accel "$accel" \
+		-cpu $cpu -m 1024 -smp 2 -nographic -no-reboot -nodefaults \
 		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
 		-append "console=ttyS0 quiet panic=-1 jt.results=$res" \
 		-fsdev local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -89,6 +91,29 @@ run() {
 		-fsdev local,id=rs,path="$res",security_model=none \
 		-device virtio-9p-pci,fsdev=rs,mount_tag=results \
 		>"$res/console.log" 2>&1 || true
+}
+
+# KVM only where it really runs a guest (nested KVM here dies with
+# emulation failures), found out once per kernel with a short boot.
+accel() {
+	dir=$1
+	if [ ! -f "$dir/accel" ]; then
+		echo tcg,thread=multi >"$dir/accel"
+		if [ -w /dev/kvm ]; then
+			probe=$(mktemp -d)
+			echo true >"$probe/cmd.sh"
+			qemu "$dir" "$probe" 20 kvm
+			[ "$(cat "$probe/rc" 2>/dev/null)" = 0 ] &&
+				echo kvm >"$dir/accel"
+			rm -rf "$probe"
+		fi
+	fi
+	cat "$dir/accel"
+}
+
+run() {
+	dir=$1 res=$(cd "$2" && pwd) secs=${3:-600}
+	qemu "$dir" "$res" "$secs" "$(accel "$dir")"
 	[ -f "$res/rc" ] || {
 		echo "vm.sh: the guest did not finish; console:" >&2
 		tail -20 "$res/console.log" >&2

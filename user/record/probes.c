@@ -148,9 +148,14 @@ int jt_ensure_bpffs(void)
 /* 0 when an fentry program loads against fn here, else -errno. */
 int jt_probe_kernel_fn(const char *fn)
 {
-	struct tier_probe_bpf *t = tier_probe_bpf__open();
+	/* EPERM is the kernel's policy, not the function's: ask once. */
+	static int refused;
+	struct tier_probe_bpf *t;
 	int err;
 
+	if (refused)
+		return refused;
+	t = tier_probe_bpf__open();
 	if (!t)
 		return -errno;
 	bpf_program__set_autoload(t->progs.jt_tier_kprobe, false);
@@ -160,6 +165,8 @@ int jt_probe_kernel_fn(const char *fn)
 		err = tier_probe_bpf__load(t);
 	probing = false;
 	tier_probe_bpf__destroy(t);
+	if (err == -EPERM)
+		refused = err;
 	return err;
 }
 
@@ -272,10 +279,15 @@ static struct bpf_link *attach_kprobe(struct bpf_program *prog, const char *fn,
 /* 0 when a kprobe attaches to fn here, else -errno. */
 int jt_probe_kprobe_fn(const char *fn)
 {
-	struct tier_probe_bpf *t = tier_probe_bpf__open();
+	struct tier_probe_bpf *t;
 	struct bpf_link *l = NULL;
 	int err;
 
+	/* No kprobe PMU and no kprobe_events: a kernel without kprobes. */
+	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) &&
+	    access(TRACEFS "/kprobe_events", F_OK))
+		return -EOPNOTSUPP;
+	t = tier_probe_bpf__open();
 	if (!t)
 		return -errno;
 	bpf_program__set_autoload(t->progs.jt_tier_probe, false);
@@ -338,7 +350,9 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 		if (!err)
 			continue;
 		snprintf(p->why[h] + n, sizeof(p->why[h]) - n, "%s%s/%s: %s",
-			 n ? "; " : "", how, *fn, strerror(-err));
+			 n ? "; " : "", how, *fn,
+			 err == -EOPNOTSUPP ? "no kprobes in this kernel" :
+					      strerror(-err));
 		return false;
 	}
 	return true;
