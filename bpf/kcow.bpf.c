@@ -38,6 +38,8 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 		ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	}
+	if (in_execve())
+		ev.flags = JT_MF_EXEC_LOAD;
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));
 	return 0;

@@ -44,15 +44,6 @@ static __always_inline struct kcall *kcall_get(bool create)
 					     0);
 }
 
-static __always_inline bool in_execve(void)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	if (!bpf_core_field_exists(t->in_execve))
-		return false;
-	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
-}
-
 static __always_inline struct kcall *kcall_begin(__u32 type)
 {
 	struct kcall *c;

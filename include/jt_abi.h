@@ -166,7 +166,7 @@ struct jt_cow_event {
 	__u64 dev;
 	__u64 ino;
 	__u32 kind;
-	__u32 pad;
+	__u32 flags; /* JT_MF_EXEC_LOAD: the ELF loader's write, in execve */
 };
 
 #endif /* JT_ABI_H */

@@ -272,6 +272,16 @@ static void exec_load(struct jt_model *m, uint32_t pid, uint16_t type, int page,
 	jt_model_apply(m, &ev.h, sizeof(ev));
 }
 
+static void exec_cow(struct jt_model *m, uint32_t pid, int page)
+{
+	struct jt_cow_event ev = { .page = P(page),
+				   .kind = JT_COW_ANON_WP,
+				   .flags = JT_MF_EXEC_LOAD };
+
+	hdr(&ev.h, JT_EV_COW, sizeof(ev), pid, pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
 /*
  * The kernel tier sees the ELF loader map and unmap in the new mm before
  * the EXEC that replaces the old one: neither may touch the old image.
@@ -286,11 +296,13 @@ static void test_execve_mappings_leave_the_old_image(void **state)
 	vma_ev(&m, 90, 0, 4, 0x73);
 	exec_load(&m, 90, JT_EV_MMAP, 2, 8);
 	exec_load(&m, 90, JT_EV_MUNMAP, 0, 4);
+	exec_cow(&m, 90, 1);
 	p = jt_model_find(&m, 90);
 	assert_int_equal(p->as->n, 1);
 	assert_int_equal(p->as->r[0].start, P(0));
 	assert_int_equal(p->as->r[0].end, P(4));
-	assert_int_equal(m.stats.exec_loads, 2);
+	assert_int_equal(m.stats.exec_loads, 3);
+	assert_null(jt_aspace_cowpage(p->as, P(1)));
 	exec_ev(&m, 90, "new");
 	vma_ev(&m, 90, 2, 8, 0x71);
 	assert_int_equal(p->as->n, 1);

@@ -9,6 +9,7 @@ for m in $(cat /modules.order); do
 	insmod "/modules/$m.ko" || echo "jtvm: insmod $m failed"
 done
 res=$(sed -n 's/.*jt.results=\([^ ]*\).*/\1/p' /proc/cmdline)
+proj=$(sed -n 's/.*jt.project=\([^ ]*\).*/\1/p' /proc/cmdline)
 r=/host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot $r ||
 	echo "jtvm: cannot mount the host's root"
@@ -22,7 +23,11 @@ mount -t bpf bpf $r/sys/fs/bpf
 mount -t tracefs nodev $r/sys/kernel/tracing
 mount -t debugfs nodev $r/sys/kernel/debug 2>/dev/null
 chmod 1777 $r/tmp
-# Last, so that a results directory under /tmp is not hidden by the tmpfs.
+# The project again and its results, last: a checkout under /tmp (CI's)
+# would be hidden by the tmpfs.
+mkdir -p "$r$proj"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose project "$r$proj" ||
+	echo "jtvm: cannot mount the project"
 mkdir -p "$r$res"
 mount -t 9p -o trans=virtio,version=9p2000.L,rw results "$r$res" ||
 	echo "jtvm: cannot mount the results directory"

@@ -171,7 +171,9 @@ def guest_results(name, res):
     for tier in TIERS:
         log = os.path.join(res, tier, "e2e.log")
         if not os.path.exists(log):
-            report("FAIL", f"{name}:{tier}", "the suite did not run")
+            out = os.path.join(res, "out.log")
+            report("FAIL", f"{name}:{tier}", "the suite did not run: " +
+                   (open(out).read()[-500:] if os.path.exists(out) else "no output"))
             continue
         text = open(log).read()
         for line in text.splitlines():

@@ -9,6 +9,7 @@
 #                               writable) and leaves RESULTS/out.log, rc
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 
 # The concrete package behind a metapackage such as linux-image-amd64.
 concrete() {
@@ -52,7 +53,9 @@ for m in (b"\xfd7zXZ\0", b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\0"):
 
 prepare() {
 	pkg=$(concrete "$1") dir=$2
-	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$pkg" ] && return 0
+	# The initramfs holds init.sh: a new one makes a new cache key.
+	key="$pkg $(cksum <"$here/init.sh")"
+	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$key" ] && return 0
 	rm -rf "$dir" && mkdir -p "$dir/initrd/modules" "$dir/initrd/bin"
 	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) ||
 		{ echo "vm.sh: apt-get download $pkg failed" >&2; return 1; }
@@ -74,7 +77,7 @@ prepare() {
 		gzip -1 >"$dir/initrd.gz"
 	# Keep only what booting needs: the package is 400 MB unpacked.
 	rm -rf "$dir/pkg"
-	echo "$pkg" >"$dir/ready"
+	echo "$key" >"$dir/ready"
 }
 
 qemu() {
@@ -85,9 +88,11 @@ qemu() {
 	timeout "$secs" qemu-system-x86_64 -M q35 -accel "$accel" \
 		-cpu $cpu -m 1024 -smp 2 -nographic -no-reboot -nodefaults \
 		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 jt.results=$res" \
+		-append "console=ttyS0 quiet panic=-1 jt.results=$res jt.project=$root" \
 		-fsdev local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hr,mount_tag=hostroot \
+		-fsdev local,id=pr,path="$root",security_model=none,readonly=on \
+		-device virtio-9p-pci,fsdev=pr,mount_tag=project \
 		-fsdev local,id=rs,path="$res",security_model=none \
 		-device virtio-9p-pci,fsdev=rs,mount_tag=results \
 		>"$res/console.log" 2>&1 || true

@@ -482,6 +482,11 @@ static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 
 	if (!p || !p->as)
 		return;
+	/* The new image's page, written before EXEC replaces the old one. */
+	if (ev->flags & JT_MF_EXEC_LOAD) {
+		m->stats.exec_loads++;
+		return;
+	}
 	r = jt_aspace_find(p->as, ev->page);
 	if (!r) {
 		m->stats.cow_unmapped++;

@@ -172,6 +172,10 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 		       (unsigned long long)w->page,
 		       kinds[w->kind < 5 ? w->kind : 0],
 		       (unsigned long long)w->error_code);
+		if (c->json)
+			printf(",\"flags\":%u", w->flags);
+		else if (w->flags & JT_MF_EXEC_LOAD)
+			printf(" (execve)");
 		break;
 	}
 	case JT_EV_MAPWRITE:
