@@ -177,6 +177,13 @@ static long jt_path_step(__u64 i, void *data)
 		return 1;
 	}
 	pos -= len;
+	/*
+	 * 6.12's verifier drops len's upper bound through the compare above
+	 * (len + 1 is linked to len); bound it again where the helper needs
+	 * it, past the compiler.
+	 */
+	barrier_var(len);
+	len &= JT_NAME_MASK;
 	bpf_probe_read_kernel(&s->path[pos & (JT_PATH_MAX - 1)], len, q.name);
 	pos--;
 	s->path[pos & (JT_PATH_MAX - 1)] = '/';

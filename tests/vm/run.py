@@ -22,6 +22,8 @@ TESTS = ["test_mapops", "test_fork_exec_tree", "test_jit_pages_stay",
          "test_adjacent_pages_jitdump_only", "test_address_reuse_perfmap_only",
          "test_late_code_load", "test_library_global",
          "test_fork_copy_on_write", "test_shared_file_and_shm"]
+# kernels.txt's "quick": one test of each suite.
+QUICK = ["test_mapops", "test_adjacent_pages_jitdump_only", "test_library_global"]
 PF_USER = 4
 EXEC_LOAD = 8  # JT_MF_EXEC_LOAD: the kernel tier saw execve map this
 
@@ -54,8 +56,8 @@ def kernels():
     with open(os.path.join(HERE, "kernels.txt")) as f:
         for line in f:
             f = line.split("#")[0].split()
-            if len(f) == 2:
-                yield f
+            if len(f) >= 2:
+                yield f[0], f[1], QUICK if "quick" in f[2:] else TESTS
 
 
 def jt_json(*args):
@@ -186,7 +188,7 @@ def guest_results(name, res):
             report("FAIL", f"{name}:{tier}", "the suite did not finish")
 
 
-def run_kernel(name, pkg):
+def run_kernel(name, pkg, tests):
     d = os.path.join(BUILD, "vm", name)
     t0 = time.time()
     p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d])
@@ -202,7 +204,7 @@ def run_kernel(name, pkg):
         shutil.rmtree(res, ignore_errors=True)
         os.makedirs(res)
         with open(os.path.join(res, "cmd.sh"), "w") as f:
-            f.write(f'JT_VM_TESTS="{" ".join(TESTS)}" sh {HERE}/guest.sh {res} '
+            f.write(f'JT_VM_TESTS="{" ".join(tests)}" sh {HERE}/guest.sh {res} '
                     f'{BUILD} {" ".join(TIERS)}\n')
         p = sh(["sh", os.path.join(HERE, "vm.sh"), "run", d, res, "1200"])
     t2 = time.time()
@@ -225,8 +227,8 @@ def main():
         report("SKIP", "all", "SKIPPED LOUDLY: qemu-system-x86_64 and busybox "
                "could not be installed: the kernel tier was not tested")
     else:
-        for name, pkg in kernels():
-            run_kernel(name, pkg)
+        for name, pkg, tests in kernels():
+            run_kernel(name, pkg, tests)
     print(f"vm: {results['passed']} passed, {results['failed']} failed, "
           f"{results['skipped']} skipped")
     return 1 if results["failed"] else 0

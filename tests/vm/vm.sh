@@ -11,8 +11,16 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-# The concrete package behind a metapackage such as linux-image-amd64.
+# The concrete package behind a metapackage such as linux-image-amd64, or
+# the newest one a pattern such as linux-image-6.12.*+deb12-amd64 names.
 concrete() {
+	case $1 in
+	*'*'*)
+		apt-cache pkgnames linux-image- 2>/dev/null |
+			grep -x "$(echo "$1" | sed 's/[.+]/\\&/g; s/\*/.*/g')" |
+			sort -V | tail -1
+		return ;;
+	esac
 	dep=$(apt-cache depends "$1" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
 	echo "${dep:-$1}"
@@ -21,6 +29,8 @@ concrete() {
 # Recursive module dependencies from each .ko's .modinfo, leaves first.
 add_module() {
 	grep -qx "$1" "$dir/modules.order" 2>/dev/null && return 0
+	# Built into the kernel (6.12 builds virtio in): nothing to load.
+	grep -q "/$1.ko\$" "$moddir/modules.builtin" 2>/dev/null && return 0
 	f=$(find "$moddir" -name "$1.ko" -o -name "$1.ko.xz" | head -1)
 	[ -n "$f" ] || { echo "vm.sh: module $1 not in the package" >&2; return 1; }
 	case $f in *.xz) xz -dc "$f" >"$dir/initrd/modules/$1.ko" ;;
@@ -53,6 +63,7 @@ for m in (b"\xfd7zXZ\0", b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\0"):
 
 prepare() {
 	pkg=$(concrete "$1") dir=$2
+	[ -n "$pkg" ] || { echo "vm.sh: no package matches $1" >&2; return 1; }
 	# The initramfs holds init.sh: a new one makes a new cache key.
 	key="$pkg $(cksum <"$here/init.sh")"
 	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$key" ] && return 0

@@ -145,29 +145,49 @@ int jt_ensure_bpffs(void)
 	return 0;
 }
 
-/* 0 when an fentry program loads against fn here, else -errno. */
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+
+	if (!btf)
+		btf = btf__load_vmlinux_btf();
+	return btf;
+}
+
+/*
+ * 0 when an fentry program loads against fn here, else -errno. A
+ * two-instruction program loaded by hand: a skeleton would parse the
+ * kernel's BTF again for every function asked about, seconds under
+ * emulation.
+ */
 int jt_probe_kernel_fn(const char *fn)
 {
 	/* EPERM is the kernel's policy, not the function's: ask once. */
 	static int refused;
-	struct tier_probe_bpf *t;
-	int err;
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = BPF_TRACE_FENTRY);
+	struct btf *btf = vmlinux_btf();
+	int id, fd;
 
 	if (refused)
 		return refused;
-	t = tier_probe_bpf__open();
-	if (!t)
+	id = btf ? btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) : -ENOENT;
+	if (id < 0)
+		return -ENOENT;
+	o.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "jt_tier_probe",
+			   "Dual BSD/GPL", ret0, 2, &o);
+	if (fd < 0) {
+		if (errno == EPERM)
+			refused = -EPERM;
 		return -errno;
-	bpf_program__set_autoload(t->progs.jt_tier_kprobe, false);
-	err = bpf_program__set_attach_target(t->progs.jt_tier_probe, 0, fn);
-	probing = true;
-	if (!err)
-		err = tier_probe_bpf__load(t);
-	probing = false;
-	tier_probe_bpf__destroy(t);
-	if (err == -EPERM)
-		refused = err;
-	return err;
+	}
+	close(fd);
+	return 0;
 }
 
 /*
@@ -279,37 +299,28 @@ static struct bpf_link *attach_kprobe(struct bpf_program *prog, const char *fn,
 /* 0 when a kprobe attaches to fn here, else -errno. */
 int jt_probe_kprobe_fn(const char *fn)
 {
-	struct tier_probe_bpf *t;
-	struct bpf_link *l = NULL;
-	int err;
+	/* Loaded once, attached once per function asked about. */
+	static struct tier_probe_bpf *t;
+	struct bpf_link *l;
 
 	/* No kprobe PMU and no kprobe_events: a kernel without kprobes. */
 	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) &&
 	    access(TRACEFS "/kprobe_events", F_OK))
 		return -EOPNOTSUPP;
-	t = tier_probe_bpf__open();
-	if (!t)
-		return -errno;
-	bpf_program__set_autoload(t->progs.jt_tier_probe, false);
 	probing = true;
-	err = tier_probe_bpf__load(t);
-	if (!err) {
-		l = attach_kprobe(t->progs.jt_tier_kprobe, fn, false);
-		err = l ? 0 : -errno;
+	if (!t) {
+		t = tier_probe_bpf__open_and_load();
+		if (!t) {
+			probing = false;
+			return -errno;
+		}
 	}
+	l = attach_kprobe(t->progs.jt_tier_kprobe, fn, false);
 	probing = false;
+	if (!l)
+		return -errno;
 	bpf_link__destroy(l);
-	tier_probe_bpf__destroy(t);
-	return err;
-}
-
-static struct btf *vmlinux_btf(void)
-{
-	static struct btf *btf;
-
-	if (!btf)
-		btf = btf__load_vmlinux_btf();
-	return btf;
+	return 0;
 }
 
 bool jt_kernel_has_vma_iter(void)
