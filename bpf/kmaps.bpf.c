@@ -71,11 +71,6 @@ static __always_inline struct kcall *kcall_of(__u32 type)
 	return c && c->type == type ? c : NULL;
 }
 
-static __always_inline void vma_of(struct jt_vma *out, __u64 vma)
-{
-	jt_fill_vma(out, (struct vm_area_struct *)vma);
-}
-
 /*
  * Emit the call in flight with its result, then forget it. lookup: find
  * the result's VMAs now (mmap_lock is free after a syscall), rather
@@ -117,18 +112,20 @@ static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
  */
 static __always_inline int on_mmap_region(const struct kargs *k)
 {
+	struct pending_call *tp;
 	struct kcall *c;
 	__u64 vmf = k->a[3];
 
-	/* shmat maps through do_mmap: its own event describes it. */
-	struct pending_call *tp = bpf_task_storage_get(
-		&pending, bpf_get_current_task_btf(), 0, 0);
-
-	if (tp && tp->type == JT_EV_SHMAT)
-		return 0;
+	/* Every process maps: the scope test comes first (kcall_begin). */
 	c = kcall_begin(JT_EV_MMAP);
 	if (!c)
 		return 0;
+	/* shmat maps through do_mmap: its own event describes it. */
+	tp = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), 0, 0);
+	if (tp && tp->type == JT_EV_SHMAT) {
+		c->type = 0;
+		return 0;
+	}
 	c->args[0] = k->a[1];
 	c->args[1] = k->a[2];
 	c->args[2] = vmf & 7; /* VM_READ|WRITE|EXEC are PROT_ bits */
@@ -203,7 +200,7 @@ static __always_inline int ret_mprotect_fixup(__u64 ret)
 	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
 	if (!vma)
 		return 0;
-	vma_of(&v, vma);
+	jt_fill_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
 	last = first + PAGE_ALIGN(c->args[1]) - 1;
 	if (v.start <= first && first < v.end)

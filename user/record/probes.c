@@ -160,7 +160,7 @@ static struct btf *vmlinux_btf(void)
  * kernel's BTF again for every function asked about, seconds under
  * emulation.
  */
-int jt_probe_kernel_fn(const char *fn)
+static int jt_probe_kernel_fn(const char *fn)
 {
 	/* EPERM is the kernel's policy, not the function's: ask once. */
 	static int refused;
@@ -297,7 +297,7 @@ static struct bpf_link *attach_kprobe(struct bpf_program *prog, const char *fn,
 }
 
 /* 0 when a kprobe attaches to fn here, else -errno. */
-int jt_probe_kprobe_fn(const char *fn)
+static int jt_probe_kprobe_fn(const char *fn)
 {
 	/* Loaded once, attached once per function asked about. */
 	static struct tier_probe_bpf *t;

@@ -72,8 +72,6 @@ void jt_probes_close(struct jt_probes *p);
 int jt_ensure_tracefs(void);
 int jt_ensure_bpffs(void);
 void jt_libbpf_quiet(bool verbose);
-int jt_probe_kernel_fn(const char *fn);
-int jt_probe_kprobe_fn(const char *fn);
 /* Whether the kernel has the open-coded task_vma iterator (6.7+). */
 bool jt_kernel_has_vma_iter(void);
 
