@@ -111,10 +111,13 @@ qemu() {
 
 # KVM only where it really runs a guest (nested KVM here dies with
 # emulation failures), found out once per kernel with a short boot.
+# Else TCG on one host thread: with a thread per vCPU, a vCPU can still
+# run code another has just patched (kprobes, jump labels), and 6.12
+# died on a stale int3 in __schedule in one run of four.
 accel() {
 	dir=$1
 	if [ ! -f "$dir/accel" ]; then
-		echo tcg,thread=multi >"$dir/accel"
+		echo tcg,thread=single >"$dir/accel"
 		if [ -w /dev/kvm ]; then
 			probe=$(mktemp -d)
 			echo true >"$probe/cmd.sh"
