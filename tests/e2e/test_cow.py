@@ -46,7 +46,8 @@ def test_library_global_written_by_two_processes():
             assert first["sharing"] == "shared-file" and cow, (first, cow)
             between = [e for e in events if e["tid"] == first["tid"]
                        and first["time"] < e["time"] < cow[0]["time"]]
-            assert not between and cow[0]["time"] - first["time"] < 10**7, between
+            # Order, not elapsed time: a loaded host may preempt the fault.
+            assert not between, between
             written = written[1:]
         assert all(e["sharing"] == "private" for e in written), written
 

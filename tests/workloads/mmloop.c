@@ -5,7 +5,9 @@
  *   mmloop touch N   map N fresh pages, write one byte in each, unmap
  *   mmloop filetouch N   the same on a private mapping of a file: each
  *                        write copies a page (copy-on-write)
- * Prints "ns_per_op X".
+ * Prints "ns_per_op X". "mmloop gated MODE N" prints "ready", waits for a
+ * line on stdin, runs, prints its result and waits for a second line: a
+ * test can stop the tracer's reader around exactly the loop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +24,33 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static void wait_line(void)
+{
+	char buf[16];
+
+	fflush(stdout);
+	if (!fgets(buf, sizeof(buf), stdin))
+		exit(1);
+}
+
 int main(int argc, char **argv)
 {
-	long n = argc > 2 ? atol(argv[2]) : 100000, i;
-	int touch = argc > 1 && !strcmp(argv[1], "touch");
-	int filetouch = argc > 1 && !strcmp(argv[1], "filetouch");
-	double t0 = now_ns();
+	int gated = argc > 1 && !strcmp(argv[1], "gated");
+	long n, i;
+	int touch, filetouch;
+	double t0;
 	char *p;
+
+	argc -= gated;
+	argv += gated;
+	n = argc > 2 ? atol(argv[2]) : 100000;
+	touch = argc > 1 && !strcmp(argv[1], "touch");
+	filetouch = argc > 1 && !strcmp(argv[1], "filetouch");
+	if (gated) {
+		printf("ready\n");
+		wait_line();
+	}
+	t0 = now_ns();
 
 	if (filetouch) {
 		char path[] = "/tmp/jt-mmloop-XXXXXX";
@@ -62,5 +84,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("ns_per_op %.1f\n", (now_ns() - t0) / n);
+	if (gated)
+		wait_line();
 	return 0;
 }

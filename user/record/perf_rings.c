@@ -45,8 +45,16 @@ int jt_perf_event_attr(const char *name, struct perf_event_attr *attr)
 
 static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
-	return syscall(SYS_perf_event_open, a, pid, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
+	int fd = syscall(SYS_perf_event_open, a, pid, cpu, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	/* Before 6.0: no PERF_FORMAT_LOST; LOST records alone count. */
+	if (fd < 0 && errno == EINVAL && a->read_format) {
+		a->read_format = 0;
+		fd = syscall(SYS_perf_event_open, a, pid, cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
@@ -79,6 +87,12 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 	/* The clock bpf_ktime_get_ns() and jitdump use: times compare. */
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
+	/*
+	 * The kernel writes a LOST record only when it next writes to that
+	 * ring, which after the last event never happens: read its own
+	 * per-event count instead (6.0+, PERF_FORMAT_LOST).
+	 */
+	a->read_format = PERF_FORMAT_LOST;
 }
 
 static int add_fd(struct jt_perf *p, int fd)
@@ -253,7 +267,7 @@ static int drain_ring(struct jt_perf *p, struct jt_ring *r, struct jt_writer *w)
 			rec = p->tmp;
 		}
 		if (h.type == PERF_RECORD_LOST)
-			p->lost += ((const uint64_t *)rec)[2];
+			p->lost_records += ((const uint64_t *)rec)[2];
 		err = jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec,
 				    h.size);
 		p->records++;
@@ -270,6 +284,27 @@ int jt_perf_drain(struct jt_perf *p, struct jt_writer *w)
 	for (i = 0; i < p->nrings && !err; i++)
 		err = drain_ring(p, &p->rings[i], w);
 	return err;
+}
+
+/*
+ * Inherited events count their losses on the parent (the fd we hold),
+ * so the sum over our fds is every sample the rings refused.
+ */
+uint64_t jt_perf_lost(const struct jt_perf *p)
+{
+	uint64_t kernel = 0;
+	struct {
+		uint64_t value;
+		uint64_t lost;
+	} v;
+	int i;
+
+	if (!(p->attr.read_format & PERF_FORMAT_LOST))
+		return p->lost_records;
+	for (i = 0; i < p->nfds; i++)
+		if (read(p->fds[i], &v, sizeof(v)) == sizeof(v))
+			kernel += v.lost;
+	return kernel > p->lost_records ? kernel : p->lost_records;
 }
 
 void jt_perf_close(struct jt_perf *p)

@@ -35,7 +35,7 @@ struct jt_perf {
 	int nfds;
 	char *tmp; /* a record that wraps around the ring end */
 	uint64_t records;
-	uint64_t lost;
+	uint64_t lost_records; /* summed from PERF_RECORD_LOST */
 };
 
 /*
@@ -47,6 +47,8 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 int jt_perf_enable(struct jt_perf *p);
 int jt_perf_drain(struct jt_perf *p, struct jt_writer *w);
 void jt_perf_close(struct jt_perf *p);
+/* Samples and side-band records the rings could not take. */
+uint64_t jt_perf_lost(const struct jt_perf *p);
 int jt_perf_event_attr(const char *name, struct perf_event_attr *attr);
 /* "tsc.*" META lines for arch-timestamp jitdumps; 0 bytes when the
  * kernel gives no TSC conversion (cap_user_time_zero). */

@@ -267,7 +267,7 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 static void write_lost(struct recorder *r, bool force)
 {
 	struct jt_lost_rec l = { jt_now_ns(), jt_probes_lost(&r->probes),
-				 r->perf.lost, r->write_errors };
+				 jt_perf_lost(&r->perf), r->write_errors };
 	uint64_t total = l.bpf_events + l.perf_records + l.bpf_errors;
 
 	if (!force && total == r->lost_written)
@@ -367,20 +367,36 @@ static int setup(struct recorder *r, int argc, char **argv)
 	return err;
 }
 
+/* Scripts wait for this line: everything is attached from here on. */
+static int announce(struct recorder *r)
+{
+	int err = jt_perf_enable(&r->perf);
+
+	if (err)
+		return err;
+	if (r->o.all)
+		fprintf(stderr,
+			"jittrace: recording system-wide; Ctrl-C to stop\n");
+	else
+		fprintf(stderr, "jittrace: recording pid %d; Ctrl-C to stop\n",
+			r->o.pid);
+	return 0;
+}
+
 static int start(struct recorder *r)
 {
 	int e;
 
 	if (r->o.all) {
 		jt_snapshot_all(getpid(), jt_now_ns(), emit_synth, r);
-		return jt_perf_enable(&r->perf);
+		return announce(r);
 	}
 	if (r->o.pid) {
 		if (jt_snapshot_pid(r->o.pid, jt_now_ns(), emit_synth, r)) {
 			fprintf(stderr, "jittrace: no process %d\n", r->o.pid);
 			return -ESRCH;
 		}
-		return jt_perf_enable(&r->perf);
+		return announce(r);
 	}
 	e = jt_target_release(&r->target);
 	if (!e)
@@ -475,14 +491,15 @@ static void finish(struct recorder *r, int exit_status)
 	if (jt_writer_close(&r->w))
 		fprintf(stderr, "jittrace: writing %s: %s\n", r->o.output,
 			strerror(r->w.err));
-	lost = jt_probes_lost(&r->probes) + r->perf.lost + r->write_errors;
+	lost = jt_probes_lost(&r->probes) + jt_perf_lost(&r->perf) +
+	       r->write_errors;
 	if (lost)
 		fprintf(stderr,
 			"jittrace: %llu events lost (%llu BPF ring full, "
 			"%llu perf ring, %llu write)\n",
 			(unsigned long long)lost,
 			(unsigned long long)jt_probes_lost(&r->probes),
-			(unsigned long long)r->perf.lost,
+			(unsigned long long)jt_perf_lost(&r->perf),
 			(unsigned long long)r->write_errors);
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");

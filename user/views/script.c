@@ -332,6 +332,10 @@ static void perf_other(struct script_ctx *c, struct jt_model *m,
 	jt_perf_sample_id(h, it->len, c->s->sample_type, &id);
 	if (c->json) {
 		json_head(name, it->time, id.pid, id.tid, it->cpu);
+		/* PERF_RECORD_LOST: id, then the count */
+		if (h->type == PERF_RECORD_LOST && it->len >= sizeof(*h) + 16)
+			printf(",\"lost\":%" PRIu64,
+			       ((const uint64_t *)(h + 1))[1]);
 		printf("}\n");
 	} else {
 		text_head(m, name, it->time, id.pid, id.tid, it->cpu);
