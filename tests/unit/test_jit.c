@@ -222,6 +222,18 @@ static void test_jitdump_hostile(void **state)
 	assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), -1);
 	assert_non_null(strstr(d.err, "magic"));
 	jt_jitdump_free(&d);
+	/* A version this reader does not know, in either byte order. */
+	for (int sw = 0; sw < 2; sw++) {
+		n = build(buf, 0, sw);
+		put32(buf + 4, 0xffffffff, sw);
+		jt_jitdump_init(&d);
+		g.n = 0;
+		assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), -1);
+		assert_int_equal(g.n, 0);
+		assert_true(d.failed);
+		assert_non_null(strstr(d.err, "unsupported jitdump version 4294967295"));
+		jt_jitdump_free(&d);
+	}
 	/* A code size that runs past the record: skipped, counted. */
 	n = build(buf, 0, 0);
 	put64(buf + code_size, 1ULL << 62, 0);

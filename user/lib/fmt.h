@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Output helpers shared by the views: JSON strings, prot, time. */
+/* Output helpers shared by the views: prot, time. */
 #ifndef JT_FMT_H
 #define JT_FMT_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-void jt_json_str(FILE *f, const char *s);
 /* "r-xp" from PROT_* and whether the mapping is shared. */
 const char *jt_prot_str(uint32_t prot, int shared, char buf[5]);
 /* seconds.nanoseconds, as perf script prints times */

@@ -8,28 +8,51 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib/jt_file.h"
+#include "lib/reserve.h"
 
 #define WRITER_BUF (256 * 1024)
 
-int jt_writer_open(struct jt_writer *w, const char *path)
+int jt_writer_open_fd(struct jt_writer *w, int fd)
 {
 	struct jt_preamble p = { .version = JT_FILE_VERSION,
 				 .size = sizeof(p) };
 
 	memset(w, 0, sizeof(*w));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0)
-		return -errno;
+	w->fd = fd;
 	w->cap = WRITER_BUF;
 	w->buf = malloc(w->cap);
-	if (!w->buf) {
-		close(w->fd);
+	if (!w->buf)
 		return -ENOMEM;
-	}
 	memcpy(p.magic, JT_FILE_MAGIC, sizeof(p.magic));
 	memcpy(w->buf, &p, sizeof(p));
 	w->len = sizeof(p);
 	return jt_writer_flush(w);
+}
+
+int jt_writer_open(struct jt_writer *w, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = jt_writer_open_fd(w, fd);
+	if (err == -ENOMEM)
+		close(fd);
+	return err;
+}
+
+/*
+ * A failed write (a full disk) loses the whole buffer: cut what part of
+ * it reached the file, so the file ends at a whole record and every
+ * record not in it is counted in dropped.
+ */
+static void write_failed(struct jt_writer *w, int err)
+{
+	w->err = err;
+	w->dropped += w->recs;
+	if (ftruncate(w->fd, w->bytes) == 0)
+		lseek(w->fd, w->bytes, SEEK_SET);
 }
 
 int jt_writer_flush(struct jt_writer *w)
@@ -42,12 +65,14 @@ int jt_writer_flush(struct jt_writer *w)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			w->err = errno;
+			write_failed(w, errno);
 		else
 			off += n;
 	}
-	w->bytes += off;
+	if (!w->err)
+		w->bytes += off;
 	w->len = 0;
+	w->recs = 0;
 	return -w->err;
 }
 
@@ -60,8 +85,10 @@ int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 
 	if (total > JT_REC_MAX)
 		return -E2BIG;
-	if (w->len + padded > w->cap && jt_writer_flush(w))
+	if (w->err || (w->len + padded > w->cap && jt_writer_flush(w))) {
+		w->dropped++;
 		return -w->err;
+	}
 	if (padded > w->cap) {
 		char *buf = realloc(w->buf, padded);
 
@@ -77,6 +104,7 @@ int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		memcpy(w->buf + w->len + sizeof(h) + alen, b, blen);
 	memset(w->buf + w->len + total, 0, padded - total);
 	w->len += padded;
+	w->recs++;
 	return 0;
 }
 
@@ -120,33 +148,93 @@ int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size)
 	return 0;
 }
 
+/* A pipe or FIFO cannot be mapped: read it whole. */
+static int slurp(int fd, unsigned char **out, size_t *size)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0, len = 0;
+	ssize_t got;
+	int err = 0;
+
+	if (fcntl(fd, F_SETFL, 0))
+		return -errno;
+	do {
+		err = jt_reserve(&buf, &cap, len + 65536, 1);
+		if (err)
+			break;
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno != EINTR)
+			err = -errno;
+		else if (got > 0)
+			len += got;
+	} while (!err && got != 0);
+	if (!err && !len)
+		err = -ENODATA;
+	if (err)
+		free(buf);
+	*out = err ? NULL : buf;
+	*size = len;
+	return err;
+}
+
+static int open_unmappable(struct jt_reader *r, int fd)
+{
+	unsigned char *buf = NULL;
+	size_t size = 0;
+	int err = slurp(fd, &buf, &size);
+
+	if (!err)
+		err = jt_reader_open_mem(r, buf, size);
+	if (err)
+		free(buf);
+	else
+		r->owned = JT_READER_HEAP;
+	return err;
+}
+
+static int open_mapped(struct jt_reader *r, int fd, size_t size)
+{
+	void *map;
+	int err;
+
+	if (size == 0)
+		return -ENODATA;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	err = jt_reader_open_mem(r, map, size);
+	if (err)
+		munmap(map, size);
+	else
+		r->owned = JT_READER_MAPPED;
+	return err;
+}
+
+/*
+ * "-" is standard input. O_NONBLOCK: opening a FIFO that has no writer
+ * must not hang; reading it then finds no data.
+ */
 int jt_reader_open(struct jt_reader *r, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = strcmp(path, "-") ?
+			 open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) :
+			 dup(0);
 	struct stat st;
-	void *map;
 	int err;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st)) {
+	if (fstat(fd, &st))
 		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return -EINVAL;
-	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	err = jt_reader_open_mem(r, map, st.st_size);
-	if (err)
-		munmap(map, st.st_size);
+	else if (S_ISDIR(st.st_mode))
+		err = -EISDIR;
+	else if (S_ISREG(st.st_mode))
+		err = open_mapped(r, fd, st.st_size);
+	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		err = open_unmappable(r, fd);
 	else
-		r->owned = 1;
+		err = -ESPIPE;
+	close(fd);
 	return err;
 }
 
@@ -178,7 +266,9 @@ int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 void jt_reader_close(struct jt_reader *r)
 {
 	/* A reader over caller memory (tests, fuzzers) has nothing to free. */
-	if (r->owned)
+	if (r->owned == JT_READER_MAPPED)
 		munmap((void *)r->map, r->size);
+	else if (r->owned == JT_READER_HEAP)
+		free((void *)r->map);
 	r->map = NULL;
 }

@@ -107,10 +107,14 @@ struct jt_writer {
 	char *buf;
 	size_t len;
 	size_t cap;
-	uint64_t bytes;
+	uint64_t bytes; /* in the file, whole records only */
+	uint64_t recs; /* in buf */
+	uint64_t dropped; /* records a failed write lost */
 	int err; /* first write errno, sticky */
 };
 
+/* Starts the file with the preamble; the writer owns fd from here. */
+int jt_writer_open_fd(struct jt_writer *w, int fd);
 int jt_writer_open(struct jt_writer *w, const char *path);
 int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		  size_t alen, const void *b, size_t blen);
@@ -129,14 +133,17 @@ struct jt_reader {
 	size_t size;
 	size_t pos;
 	uint32_t version;
-	int owned; /* map came from jt_reader_open */
+	int owned; /* JT_READER_*: what jt_reader_close frees */
 	/* Set when iteration stopped before the end of the file. */
 	int truncated;
 	uint64_t stop_offset;
 	char why[128];
 };
 
+enum { JT_READER_CALLER, JT_READER_MAPPED, JT_READER_HEAP };
+
 int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size);
+/* A file, a FIFO or pipe, or "-" for standard input. */
 int jt_reader_open(struct jt_reader *r, const char *path);
 int jt_reader_next(struct jt_reader *r, struct jt_rec *rec);
 void jt_reader_close(struct jt_reader *r);

@@ -9,6 +9,7 @@
 #define JITDUMP_MAGIC 0x4A695444
 #define JITDUMP_MAGIC_SWAPPED 0x4454694A
 #define JITDUMP_HEADER_MIN 40
+#define JITDUMP_VERSION 1 /* JITHEADER_VERSION in perf */
 #define JITDUMP_ARCH_TIMESTAMP 1
 /* No runtime writes a record this big; a larger size is corruption. */
 #define JITDUMP_RECORD_MAX (256u << 20)
@@ -101,7 +102,7 @@ static int fail(struct jt_jitdump *d, const char *why)
 /* 1: header parsed; 0: need more bytes; -1: not a jitdump. */
 static int parse_header(struct jt_jitdump *d)
 {
-	uint32_t magic, total;
+	uint32_t magic, total, version;
 
 	if (d->len < 8)
 		return 0;
@@ -110,6 +111,16 @@ static int parse_header(struct jt_jitdump *d)
 		d->swap = true;
 	else if (magic != JITDUMP_MAGIC)
 		return fail(d, "not a jitdump file (bad magic)");
+	/* As perf: a later version may lay records out differently. */
+	version = u32(d, d->buf + 4);
+	if (version > JITDUMP_VERSION) {
+		snprintf(d->err, sizeof(d->err),
+			 "unsupported jitdump version %u (jittrace, like "
+			 "perf, reads up to %u)",
+			 version, JITDUMP_VERSION);
+		d->failed = true;
+		return -1;
+	}
 	if (d->len < 12)
 		return 0;
 	total = u32(d, d->buf + 8);

@@ -441,9 +441,11 @@ static int load(struct jt_stream *s, int err, const char *path, char *msg,
 		err = read_all(s);
 	if (err) {
 		snprintf(msg, msglen, "%s: %s", path,
-			 err == -EINVAL ? "not a jittrace recording" :
-			 err == -EPROTO ? "unsupported recording version" :
-					  strerror(-err));
+			 err == -EINVAL	 ? "not a jittrace recording" :
+			 err == -EPROTO	 ? "unsupported recording version" :
+			 err == -ENODATA ? "empty: no recording in it" :
+			 err == -ESPIPE	 ? "not a regular file or a pipe" :
+					   strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < s->n; i++)

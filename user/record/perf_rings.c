@@ -242,7 +242,9 @@ int jt_perf_enable(struct jt_perf *p)
 	return 0;
 }
 
-static int drain_ring(struct jt_perf *p, struct jt_ring *r, struct jt_writer *w)
+/* Writer errors are the writer's to count: the ring must keep moving. */
+static void drain_ring(struct jt_perf *p, struct jt_ring *r,
+		       struct jt_writer *w)
 {
 	struct perf_event_mmap_page *pg = r->base;
 	unsigned char *data = (unsigned char *)r->base + pg->data_offset;
@@ -250,9 +252,8 @@ static int drain_ring(struct jt_perf *p, struct jt_ring *r, struct jt_writer *w)
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = pg->data_tail;
 	struct jt_perf_rec pr = { .cpu = r->cpu };
-	int err = 0;
 
-	while (tail < head && !err) {
+	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t off = tail % size, i;
 		const void *rec = data + off;
@@ -268,22 +269,19 @@ static int drain_ring(struct jt_perf *p, struct jt_ring *r, struct jt_writer *w)
 		}
 		if (h.type == PERF_RECORD_LOST)
 			p->lost_records += ((const uint64_t *)rec)[2];
-		err = jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec,
-				    h.size);
+		jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec, h.size);
 		p->records++;
 		tail += h.size;
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-	return err;
 }
 
-int jt_perf_drain(struct jt_perf *p, struct jt_writer *w)
+void jt_perf_drain(struct jt_perf *p, struct jt_writer *w)
 {
-	int i, err = 0;
+	int i;
 
-	for (i = 0; i < p->nrings && !err; i++)
-		err = drain_ring(p, &p->rings[i], w);
-	return err;
+	for (i = 0; i < p->nrings; i++)
+		drain_ring(p, &p->rings[i], w);
 }
 
 /*

@@ -45,7 +45,7 @@ struct jt_perf {
 int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 		 const pid_t *pids, int npids, bool enable_on_exec);
 int jt_perf_enable(struct jt_perf *p);
-int jt_perf_drain(struct jt_perf *p, struct jt_writer *w);
+void jt_perf_drain(struct jt_perf *p, struct jt_writer *w);
 void jt_perf_close(struct jt_perf *p);
 /* Samples and side-band records the rings could not take. */
 uint64_t jt_perf_lost(const struct jt_perf *p);

@@ -109,7 +109,9 @@ static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 		return 0;
 	if (level == LIBBPF_DEBUG && !verbose_libbpf)
 		return 0;
-	if (level == LIBBPF_INFO && !verbose_libbpf)
+	/* Without -v, jittrace's own line says what failed, and how to see
+	 * libbpf's log: a verifier dump helps nobody who did not ask. */
+	if (!verbose_libbpf)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "record/buildids.h"
 #include "record/jitfiles.h"
 #include "record/kallsyms_capture.h"
+#include "record/output.h"
 #include "record/perf_rings.h"
 #include "record/probes.h"
 #include "record/snapshot.h"
@@ -49,10 +51,11 @@ struct recorder {
 	struct jt_target target;
 	struct jt_jitfiles jit;
 	struct jt_buildids bids;
+	struct jt_output out;
 	uint64_t bpf_records;
 	size_t jit_files;
 	uint64_t lost_written;
-	uint64_t write_errors;
+	bool write_failed; /* said once */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -94,8 +97,52 @@ static bool pow2(unsigned long v)
 	return v && !(v & (v - 1));
 }
 
+/* A positive decimal: strtoull alone takes "-5" as 2^64 - 5. */
+static bool positive(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !*end && !errno && *v;
+}
+
+static uint64_t max_sample_rate(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f && fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* What perf checks before it opens an event, said as perf would. */
+static int check_sampling(const struct record_opts *o, bool freq_given)
+{
+	uint64_t max = max_sample_rate();
+
+	if (freq_given && o->perf.period)
+		return jt_usage_error(usage, "give -F or -c, not both");
+	if (!o->perf.period && max && o->perf.freq > max) {
+		fprintf(stderr,
+			"jittrace: -F %llu is above the kernel's maximum "
+			"sampling rate, %llu Hz (kernel.perf_event_max_sample_"
+			"rate): lower -F or raise that sysctl\n",
+			(unsigned long long)o->perf.freq,
+			(unsigned long long)max);
+		return 2;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
+	bool freq_given = false;
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "event", required_argument, NULL, 'e' },
@@ -132,14 +179,17 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->perf.event = optarg;
 			break;
 		case 'F':
-			o->perf.freq = strtoull(optarg, &end, 10);
-			if (*end || !o->perf.freq)
-				return jt_usage_error(usage, "bad -F value");
+			if (!positive(optarg, &o->perf.freq))
+				return jt_usage_error(
+					usage, "-F wants a positive number of "
+					       "samples per second");
+			freq_given = true;
 			break;
 		case 'c':
-			o->perf.period = strtoull(optarg, &end, 10);
-			if (*end || !o->perf.period)
-				return jt_usage_error(usage, "bad -c value");
+			if (!positive(optarg, &o->perf.period))
+				return jt_usage_error(
+					usage, "-c wants a positive number of "
+					       "events per sample");
 			break;
 		case 'g':
 			o->perf.callchain = true;
@@ -206,15 +256,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	if (!!o->argv[0] + !!o->pid + o->all != 1)
 		return jt_usage_error(usage,
 				      "give a command, -p PID or -a (one)");
-	return 0;
+	return check_sampling(o, freq_given);
 }
 
 static int on_bpf_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 
-	if (jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0))
-		r->write_errors++;
+	jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0);
 	r->bpf_records++;
 	jt_jitfiles_event(&r->jit, data, size);
 	jt_buildids_event(&r->bids, data, size);
@@ -267,10 +316,11 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 static void write_lost(struct recorder *r, bool force)
 {
 	struct jt_lost_rec l = { jt_now_ns(), jt_probes_lost(&r->probes),
-				 jt_perf_lost(&r->perf), r->write_errors };
+				 jt_perf_lost(&r->perf), r->w.dropped };
 	uint64_t total = l.bpf_events + l.perf_records + l.bpf_errors;
 
-	if (!force && total == r->lost_written)
+	/* After a failed write the count can only go to stderr. */
+	if (r->w.err || (!force && total == r->lost_written))
 		return;
 	r->lost_written = total;
 	jt_writer_add(&r->w, JT_REC_LOST, &l, sizeof(l), NULL, 0);
@@ -324,6 +374,25 @@ static int open_perf(struct recorder *r)
 	return err;
 }
 
+static void setup_failed(const char *what, int err, bool libbpf_hint)
+{
+	struct rlimit rl = {};
+
+	if (err == -EMFILE || err == -ENFILE) {
+		getrlimit(RLIMIT_NOFILE, &rl);
+		fprintf(stderr,
+			"jittrace: %s failed: out of file descriptors (ulimit "
+			"-n is %llu); BPF programs, maps and perf events each "
+			"take one: raise it with 'ulimit -n'\n",
+			what, (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	fprintf(stderr, "jittrace: %s failed: %s%s\n", what, strerror(-err),
+		err == -EPERM ? " (run 'jittrace doctor')" :
+		!libbpf_hint  ? "" :
+				" (-v shows libbpf's messages)");
+}
+
 static int setup(struct recorder *r, int argc, char **argv)
 {
 	char buf[512];
@@ -338,9 +407,7 @@ static int setup(struct recorder *r, int argc, char **argv)
 	if (err == -ENOTSUP)
 		return err;
 	if (err) {
-		fprintf(stderr, "jittrace: loading BPF programs failed: %s%s\n",
-			strerror(-err),
-			err == -EPERM ? " (run 'jittrace doctor')" : "");
+		setup_failed("loading BPF programs", err, !r->o.verbose);
 		return err;
 	}
 	jt_probes_describe(&r->probes, buf, sizeof(buf));
@@ -363,7 +430,7 @@ static int setup(struct recorder *r, int argc, char **argv)
 	if (!err)
 		err = jt_probes_attach(&r->probes);
 	if (err)
-		fprintf(stderr, "jittrace: setting up: %s\n", strerror(-err));
+		setup_failed("setting up", err, false);
 	return err;
 }
 
@@ -383,21 +450,33 @@ static int announce(struct recorder *r)
 	return 0;
 }
 
+/* -a and -p: what was mapped before we came, written before the file
+ * replaces an older one, so a process that is gone fails cleanly. */
+static int prepare(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->o.all)
+		jt_snapshot_all(getpid(), jt_now_ns(), emit_synth, r);
+	else if (r->o.pid)
+		err = jt_snapshot_pid(r->o.pid, jt_now_ns(), emit_synth, r);
+	if (err == -ENOENT)
+		fprintf(stderr,
+			"jittrace: pid %d has no memory map to trace (a kernel "
+			"thread, or it has exited)\n",
+			r->o.pid);
+	else if (err)
+		fprintf(stderr, "jittrace: reading /proc/%d/maps: %s\n",
+			r->o.pid, strerror(-err));
+	return err;
+}
+
 static int start(struct recorder *r)
 {
 	int e;
 
-	if (r->o.all) {
-		jt_snapshot_all(getpid(), jt_now_ns(), emit_synth, r);
+	if (r->o.all || r->o.pid)
 		return announce(r);
-	}
-	if (r->o.pid) {
-		if (jt_snapshot_pid(r->o.pid, jt_now_ns(), emit_synth, r)) {
-			fprintf(stderr, "jittrace: no process %d\n", r->o.pid);
-			return -ESRCH;
-		}
-		return announce(r);
-	}
 	e = jt_target_release(&r->target);
 	if (!e)
 		return 0;
@@ -431,9 +510,18 @@ static int drain(struct recorder *r)
 	if (err < 0 && err != -EINTR)
 		return err;
 	jt_jitfiles_poll(&r->jit);
-	err = jt_perf_drain(&r->perf, &r->w);
+	jt_perf_drain(&r->perf, &r->w);
 	write_lost(r, false);
-	return err ? err : jt_writer_flush(&r->w);
+	/* A full disk does not end the command: what is lost is counted. */
+	if (jt_writer_flush(&r->w) && !r->write_failed) {
+		r->write_failed = true;
+		fprintf(stderr,
+			"jittrace: writing %s: %s; the recording ends at byte "
+			"%llu, later events are counted as lost\n",
+			r->o.output, strerror(r->w.err),
+			(unsigned long long)r->w.bytes);
+	}
+	return 0;
 }
 
 static bool target_done(struct recorder *r, int *status)
@@ -487,12 +575,13 @@ static void finish(struct recorder *r, int exit_status)
 	f.time = jt_now_ns();
 	f.bpf_records = r->bpf_records;
 	f.perf_records = r->perf.records;
-	jt_writer_add(&r->w, JT_REC_FINISH, &f, sizeof(f), NULL, 0);
-	if (jt_writer_close(&r->w))
+	if (!r->w.err)
+		jt_writer_add(&r->w, JT_REC_FINISH, &f, sizeof(f), NULL, 0);
+	if (jt_writer_close(&r->w) && !r->write_failed)
 		fprintf(stderr, "jittrace: writing %s: %s\n", r->o.output,
 			strerror(r->w.err));
 	lost = jt_probes_lost(&r->probes) + jt_perf_lost(&r->perf) +
-	       r->write_errors;
+	       r->w.dropped;
 	if (lost)
 		fprintf(stderr,
 			"jittrace: %llu events lost (%llu BPF ring full, "
@@ -500,7 +589,7 @@ static void finish(struct recorder *r, int exit_status)
 			(unsigned long long)lost,
 			(unsigned long long)jt_probes_lost(&r->probes),
 			(unsigned long long)jt_perf_lost(&r->perf),
-			(unsigned long long)r->write_errors);
+			(unsigned long long)r->w.dropped);
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
 	fprintf(stderr,
@@ -541,15 +630,64 @@ static int reap_target(struct recorder *r, int status)
 	return exit_code(status);
 }
 
-static void give_file_to_user(const char *path)
+/* Under sudo the recording belongs to whoever ran sudo, as with perf. */
+static int give_file_to_user(struct recorder *r)
 {
 	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
 
-	/* The file is only ours to hand over when sudo made us root. */
-	if (uid && gid && geteuid() == 0 &&
-	    chown(path, strtoul(uid, NULL, 10), strtoul(gid, NULL, 10)))
-		fprintf(stderr, "jittrace: chown %s: %s\n", path,
-			strerror(errno));
+	if (!uid || !gid || geteuid() != 0)
+		return 0;
+	return jt_output_give(&r->out, strtoul(uid, NULL, 10),
+			      strtoul(gid, NULL, 10));
+}
+
+static int open_output(struct recorder *r)
+{
+	int err = jt_output_create(&r->out, r->o.output);
+
+	if (err)
+		return err;
+	err = jt_writer_open_fd(&r->w, r->out.fd);
+	if (!err)
+		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all);
+	r->bids.w = &r->w;
+	if (err) {
+		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,
+			strerror(-err));
+		jt_writer_close(&r->w);
+		jt_output_discard(&r->out);
+		jt_output_close(&r->out);
+	}
+	return err;
+}
+
+/* Only now does the new file replace the old one. */
+static int publish(struct recorder *r)
+{
+	int err = give_file_to_user(r);
+
+	if (!err)
+		err = jt_writer_flush(&r->w);
+	if (!err)
+		err = jt_output_publish(&r->out);
+	return err;
+}
+
+/* Nothing was recorded: leave the old file as it was. */
+static int abandon(struct recorder *r)
+{
+	int status;
+
+	if (r->target.pid) {
+		kill(r->target.pid, SIGKILL);
+		waitpid(r->target.pid, &status, 0);
+	}
+	jt_writer_close(&r->w);
+	jt_output_discard(&r->out);
+	jt_output_close(&r->out);
+	jt_perf_close(&r->perf);
+	jt_probes_close(&r->probes);
+	return 1;
 }
 
 int cmd_record(int argc, char **argv)
@@ -562,30 +700,24 @@ int cmd_record(int argc, char **argv)
 		return err;
 	if (jt_require_root("record"))
 		return 1;
+	jt_target_save_inherited(&r.target);
 	jt_libbpf_quiet(r.o.verbose);
 	install_signals();
-	err = jt_writer_open(&r.w, r.o.output);
-	if (!err)
-		err = jt_jitfiles_init(&r.jit, &r.w, r.o.all);
-	r.bids.w = &r.w;
-	if (err) {
-		fprintf(stderr, "jittrace: %s: %s\n", r.o.output,
-			strerror(-err));
+	if (open_output(&r))
 		return 1;
-	}
 	err = setup(&r, argc, argv);
-	if (err) {
-		if (r.target.pid)
-			kill(r.target.pid, SIGKILL);
-		unlink(r.o.output);
-		return 1;
-	}
+	if (!err)
+		err = prepare(&r);
+	if (!err)
+		err = publish(&r);
+	if (err)
+		return abandon(&r);
+	jt_output_close(&r.out);
 	err = start(&r);
 	if (err && r.target.pid) {
 		waitpid(r.target.pid, &status, 0);
 		r.target.pid = 0;
 		finish(&r, -1);
-		give_file_to_user(r.o.output);
 		return -err == ENOENT ? 127 : 126;
 	}
 	if (!err)
@@ -593,7 +725,6 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		fprintf(stderr, "jittrace: recording: %s\n", strerror(-err));
 	finish(&r, r.target.pid || !r.o.argv[0] ? -1 : exit_code(status));
-	give_file_to_user(r.o.output);
 	rc = r.o.argv[0] ? reap_target(&r, status) : (err ? 1 : 0);
 	jt_perf_close(&r.perf);
 	jt_probes_close(&r.probes);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include "record/target.h"
 
@@ -73,15 +74,67 @@ static void drop_privileges(const struct jt_target *t)
 	}
 }
 
+#define GATE_OPEN 'g'
+
+void jt_target_save_inherited(struct jt_target *t)
+{
+	struct jt_inherit *in = &t->inherit;
+	int i;
+
+	for (i = 1; i < NSIG; i++)
+		sigaction(i, NULL, &in->act[i]);
+	sigprocmask(SIG_SETMASK, NULL, &in->mask);
+	for (i = 0; i < RLIM_NLIMITS; i++)
+		getrlimit(i, &in->lim[i]);
+}
+
+/* Before the uid change: only root may raise a hard limit back. */
+static void restore_limits(const struct jt_inherit *in)
+{
+	int i;
+
+	for (i = 0; i < RLIM_NLIMITS; i++)
+		setrlimit(i, &in->lim[i]);
+}
+
+/* After the gate: until then the recorder's handlers keep Ctrl-C its. */
+static void restore_signals(const struct jt_inherit *in)
+{
+	int i;
+
+	for (i = 1; i < NSIG; i++)
+		if (i != SIGKILL && i != SIGSTOP)
+			sigaction(i, &in->act[i], NULL);
+	sigprocmask(SIG_SETMASK, &in->mask, NULL);
+}
+
+/*
+ * Dies with the recorder: set after the uid change, which clears it, and
+ * checked against the recorder having died before prctl took effect.
+ */
+static void die_with_recorder(const struct jt_target *t)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != t->recorder)
+		_exit(126);
+}
+
 static void child(struct jt_target *t, int gate, int err_w, char **argv)
 {
-	char c;
+	ssize_t n;
+	char c = 0;
 	int e;
 
-	while (read(gate, &c, 1) < 0 && errno == EINTR)
-		;
-	close(gate);
+	restore_limits(&t->inherit);
 	drop_privileges(t);
+	die_with_recorder(t);
+	do
+		n = read(gate, &c, 1);
+	while (n < 0 && errno == EINTR);
+	/* EOF: the recorder died before the probes were in place. */
+	if (n != 1 || c != GATE_OPEN)
+		_exit(126);
+	close(gate);
+	restore_signals(&t->inherit);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(err_w, &e, sizeof(e)) < 0)
@@ -95,6 +148,7 @@ int jt_target_spawn(struct jt_target *t, char **argv)
 
 	if (pipe2(gate, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		return -errno;
+	t->recorder = getpid();
 	t->pid = fork();
 	if (t->pid < 0)
 		return -errno;
@@ -115,7 +169,7 @@ int jt_target_release(struct jt_target *t)
 	ssize_t n;
 	int e = 0;
 
-	if (write(t->gate_fd, "x", 1) != 1)
+	if (write(t->gate_fd, &(char){ GATE_OPEN }, 1) != 1)
 		return errno;
 	close(t->gate_fd);
 	/* EOF: the exec happened and closed the CLOEXEC pipe. */

@@ -6,8 +6,20 @@
 #ifndef JT_TARGET_H
 #define JT_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+
+/*
+ * What the command inherits from whoever started jittrace, taken before
+ * jittrace changes any of it, and given back in the child before exec.
+ */
+struct jt_inherit {
+	struct sigaction act[NSIG];
+	sigset_t mask;
+	struct rlimit lim[RLIM_NLIMITS];
+};
 
 struct jt_target {
 	pid_t pid;
@@ -18,7 +30,12 @@ struct jt_target {
 	/* Resolved before fork: NSS in the child would show up as its mmaps. */
 	gid_t groups[64];
 	int ngroups;
+	pid_t recorder;
+	struct jt_inherit inherit;
 };
+
+/* Call first thing: before signal handlers, before libbpf. */
+void jt_target_save_inherited(struct jt_target *t);
 
 /* Decide who the command runs as: SUDO_UID/SUDO_GID, --user, or root. */
 int jt_target_identity(struct jt_target *t, const char *user, bool as_root);

@@ -6,12 +6,12 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "jittrace.h"
 #include "lib/fmt.h"
+#include "lib/json.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
 #include "model/replay.h"
@@ -32,9 +32,11 @@ struct finding {
 	uint32_t pid;
 	uint64_t start;
 	uint64_t end;
-	char *detail;	  /* a JSON object */
+	char *detail;	  /* a JSON object, made by the JSON writer */
 	char *text;	  /* the same, for people */
-	uint64_t samples; /* mmap2-overlap: counted after the replay */
+	size_t symbols;	  /* mmap2-overlap: its detail is made last, */
+	uint64_t time;	  /* from these and the samples counted */
+	uint64_t samples; /* after the replay */
 };
 
 #define MAX_PIDS 16
@@ -73,18 +75,18 @@ struct audit {
 	size_t orphans_cap;
 };
 
-static void add(struct audit *a, const char *kind, uint32_t pid, uint64_t start,
-		uint64_t end, const char *text, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
-
-static void add(struct audit *a, const char *kind, uint32_t pid, uint64_t start,
-		uint64_t end, const char *text, const char *fmt, ...)
+/* detail: an open writer holding the finding's detail object, or NULL. */
+static struct finding *add(struct audit *a, const char *kind, uint32_t pid,
+			   uint64_t start, uint64_t end, const char *text,
+			   struct jt_json_mem *detail)
 {
 	struct finding *f;
-	va_list ap;
+	char *d = detail ? jt_json_mem_close(detail) : NULL;
 
-	if (jt_reserve(&a->f, &a->cap, a->n + 1, sizeof(*a->f)))
-		return;
+	if (jt_reserve(&a->f, &a->cap, a->n + 1, sizeof(*a->f))) {
+		free(d);
+		return NULL;
+	}
 	f = &a->f[a->n++];
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
@@ -92,10 +94,18 @@ static void add(struct audit *a, const char *kind, uint32_t pid, uint64_t start,
 	f->start = start;
 	f->end = end;
 	f->text = strdup(text);
-	va_start(ap, fmt);
-	if (vasprintf(&f->detail, fmt, ap) < 0)
-		f->detail = NULL;
-	va_end(ap);
+	f->detail = d;
+	return f;
+}
+
+/* Opens a finding's detail object; NULL without memory. */
+static struct jt_json *detail(struct jt_json_mem *d)
+{
+	struct jt_json *j = jt_json_mem_open(d);
+
+	if (j)
+		jt_json_object(j);
+	return j;
 }
 
 /* A perf-map line over an older one: time-blind tools name it wrong. */
@@ -103,6 +113,8 @@ static void jit_item(struct audit *a, struct jt_model *m,
 		     const struct jt_jit_item *j)
 {
 	const struct jt_region *r;
+	struct jt_json_mem d;
+	struct jt_json *w;
 	char text[512];
 
 	if (j->op != JT_JIT_LOAD)
@@ -111,20 +123,31 @@ static void jit_item(struct audit *a, struct jt_model *m,
 	    m->replaced.name != j->name) {
 		snprintf(text, sizeof(text), "%s replaced by %s",
 			 m->replaced.name, j->name);
+		if ((w = detail(&d))) {
+			jt_json_str_field(w, "old", m->replaced.name);
+			jt_json_str_field(w, "new", j->name);
+			jt_json_u64_field(w, "old_loaded_ns",
+					  m->replaced.loaded_ns);
+			jt_json_u64_field(w, "new_loaded_ns", j->time);
+			jt_json_end(w);
+		}
 		add(a, "perfmap-reuse", j->pid, j->addr, j->addr + j->size,
-		    text,
-		    "{\"old\":\"%s\",\"new\":\"%s\",\"old_loaded_ns\":%" PRIu64
-		    ",\"new_loaded_ns\":%" PRIu64 "}",
-		    m->replaced.name, j->name, m->replaced.loaded_ns, j->time);
+		    text, &d);
 	}
 	r = jt_model_lookup(m, j->pid, j->addr);
 	if (!r || !(r->prot & PROT_EXEC)) {
 		snprintf(text, sizeof(text), "%s loaded %s", j->name,
 			 r ? "into memory that is not executable" :
 			     "where nothing is mapped");
+		if ((w = detail(&d))) {
+			jt_json_str_field(w, "name", j->name);
+			jt_json_bool_field(w, "mapped", r);
+			jt_json_str_field(w, "source",
+					  jt_source_name(j->source));
+			jt_json_end(w);
+		}
 		add(a, "jit-orphan", j->pid, j->addr, j->addr + j->size, text,
-		    "{\"name\":\"%s\",\"mapped\":%s,\"source\":\"%s\"}",
-		    j->name, r ? "true" : "false", jt_source_name(j->source));
+		    &d);
 	}
 }
 
@@ -145,6 +168,7 @@ static size_t jit_symbols_in(const struct jt_proc *p, uint64_t s, uint64_t e)
 static void mmap2(struct audit *a, struct jt_model *m, const struct jt_item *it)
 {
 	struct jt_mmap2 mm;
+	struct finding *f;
 	struct jt_proc *p;
 	size_t n;
 	char text[256];
@@ -158,8 +182,12 @@ static void mmap2(struct audit *a, struct jt_model *m, const struct jt_item *it)
 		 "perf MMAP2 [0x%" PRIx64 "(0x%" PRIx64 ")] %.*s covers %zu "
 		 "JIT symbols loaded before it",
 		 mm.start, mm.len, (int)mm.filename_len, mm.filename, n);
-	add(a, "mmap2-overlap", mm.pid, mm.start, mm.start + mm.len, text,
-	    "{\"symbols\":%zu,\"time\":%" PRIu64, n, it->time);
+	f = add(a, "mmap2-overlap", mm.pid, mm.start, mm.start + mm.len, text,
+		NULL);
+	if (f) {
+		f->symbols = n;
+		f->time = it->time;
+	}
 }
 
 static void note_orphan(struct audit *a, uint32_t pid,
@@ -258,43 +286,52 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 		sample(a, m, it);
 }
 
+static void coalesced_one(struct audit *a, const struct jt_proc *p, size_t i,
+			  size_t members)
+{
+	const struct jt_aspace *as = p->as;
+	const struct jt_region *r = &as->r[i];
+	struct jt_json_mem d;
+	struct jt_json *w = detail(&d);
+	char text[256];
+	size_t k;
+
+	if (w) {
+		jt_json_u64_field(w, "regions", members);
+		jt_json_str_field(w, "backing", jt_region_name(r));
+		jt_json_name(w, "pieces");
+		jt_json_array(w);
+		for (k = i; k < i + members && k < as->n; k++) {
+			jt_json_array(w);
+			jt_json_hex(w, as->r[k].start);
+			jt_json_hex(w, as->r[k].end);
+			jt_json_end(w);
+		}
+		jt_json_end(w);
+		jt_json_end(w);
+	}
+	snprintf(text, sizeof(text),
+		 "kernel VMA holds %zu requested regions (%s)", members,
+		 jt_region_name(r));
+	add(a, "coalesced", p->pid, r->kvma.start, r->kvma.end, text, &d);
+}
+
 /* Kernel VMAs holding more than one requested region, at the end. */
 static void coalesced(struct audit *a, const struct jt_proc *p)
 {
 	const struct jt_aspace *as = p->as;
 	size_t i = 0, members;
-	char text[256];
 
 	while (as && i < as->n) {
 		const struct jt_region *r = &as->r[i];
 
 		members = jt_aspace_vma_members(as, r);
 		if (members > 1 && r->kvma.start == r->start) {
-			char *pieces = NULL;
-			size_t len = 0, k;
-			FILE *f = open_memstream(&pieces, &len);
-
-			for (k = 0; f && k < members && i + k < as->n; k++)
-				fprintf(f,
-					"%s[\"0x%" PRIx64 "\",\"0x%" PRIx64
-					"\"]",
-					k ? "," : "", as->r[i + k].start,
-					as->r[i + k].end);
-			if (f)
-				fclose(f);
-			snprintf(text, sizeof(text),
-				 "kernel VMA holds %zu requested regions (%s)",
-				 members, jt_region_name(r));
-			add(a, "coalesced", p->pid, r->kvma.start, r->kvma.end,
-			    text,
-			    "{\"regions\":%zu,\"backing\":\"%s\","
-			    "\"pieces\":[%s]}",
-			    members, jt_region_name(r), pieces ? pieces : "");
-			free(pieces);
+			coalesced_one(a, p, i, members);
 			i += members;
-			continue;
+		} else {
+			i++;
 		}
-		i++;
 	}
 }
 
@@ -302,6 +339,8 @@ static void coalesced(struct audit *a, const struct jt_proc *p)
 static void cow(struct audit *a, const struct jt_proc *p)
 {
 	const struct jt_aspace *as = p->as;
+	struct jt_json_mem d;
+	struct jt_json *w;
 	size_t i, j;
 	char text[512];
 
@@ -320,16 +359,19 @@ static void cow(struct audit *a, const struct jt_proc *p)
 			continue;
 		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",
 			 n, jt_region_name(r));
-		add(a, "cow", p->pid, r->start, r->end, text,
-		    "{\"pages\":%" PRIu64 ",\"backing\":\"%s\","
-		    "\"first_ns\":%" PRIu64 "}",
-		    n, jt_region_name(r), first);
+		if ((w = detail(&d))) {
+			jt_json_u64_field(w, "pages", n);
+			jt_json_str_field(w, "backing", jt_region_name(r));
+			jt_json_u64_field(w, "first_ns", first);
+			jt_json_end(w);
+		}
+		add(a, "cow", p->pid, r->start, r->end, text, &d);
 	}
 }
 
 /*
  * mmap2-overlap: the JIT-named samples in each range, which a tool that
- * trusts the record would lose; the detail object is closed here.
+ * trusts the record would lose; the detail object is made here.
  */
 static void count_lost_samples(struct audit *a)
 {
@@ -352,21 +394,68 @@ static void count_lost_samples(struct audit *a)
 				a->f[k].start <= smp.ip && smp.ip < a->f[k].end;
 	}
 	for (k = 0; k < a->n; k++) {
-		char *d;
+		struct jt_json_mem d;
+		struct jt_json *w;
 
-		if (strcmp(a->f[k].kind, "mmap2-overlap") ||
-		    asprintf(&d, "%s,\"samples\":%" PRIu64 "}", a->f[k].detail,
-			     a->f[k].samples) < 0)
+		if (strcmp(a->f[k].kind, "mmap2-overlap") || !(w = detail(&d)))
 			continue;
-		free(a->f[k].detail);
-		a->f[k].detail = d;
+		jt_json_u64_field(w, "symbols", a->f[k].symbols);
+		jt_json_u64_field(w, "time", a->f[k].time);
+		jt_json_u64_field(w, "samples", a->f[k].samples);
+		jt_json_end(w);
+		a->f[k].detail = jt_json_mem_close(&d);
 	}
+}
+
+static void orphans(struct audit *a)
+{
+	struct jt_json_mem d;
+	struct jt_json *w;
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < a->norphans; i++) {
+		snprintf(text, sizeof(text),
+			 "%" PRIu64 " samples in executable anon memory no "
+			 "symbol source names",
+			 a->orphans[i].samples);
+		if ((w = detail(&d))) {
+			jt_json_u64_field(w, "samples", a->orphans[i].samples);
+			jt_json_end(w);
+		}
+		add(a, "jit-orphan", a->orphans[i].pid, a->orphans[i].start,
+		    a->orphans[i].end, text, &d);
+	}
+}
+
+static void false_sharing(struct audit *a, const struct filepage *fp)
+{
+	struct jt_json_mem d;
+	struct jt_json *w;
+	char text[512];
+	int k;
+
+	snprintf(text, sizeof(text),
+		 "%s+0x%" PRIx64 ": %d processes, each on its own private copy",
+		 fp->path, fp->offset, fp->npids);
+	if ((w = detail(&d))) {
+		jt_json_str_field(w, "path", fp->path);
+		jt_json_hex_field(w, "offset", fp->offset);
+		jt_json_name(w, "pids");
+		jt_json_array(w);
+		for (k = 0; k < fp->npids; k++)
+			jt_json_u64(w, fp->pids[k]);
+		jt_json_end(w);
+		jt_json_u64_field(w, "samples", fp->samples);
+		jt_json_end(w);
+	}
+	add(a, "false-sharing-suspect", fp->pids[0], fp->offset,
+	    fp->offset + 4096, text, &d);
 }
 
 static void finish(struct audit *a, struct jt_model *m)
 {
-	char text[512];
-	size_t i, k;
+	size_t i;
 
 	count_lost_samples(a);
 
@@ -374,35 +463,10 @@ static void finish(struct audit *a, struct jt_model *m)
 		coalesced(a, m->procs[i]);
 		cow(a, m->procs[i]);
 	}
-	for (i = 0; i < a->norphans; i++) {
-		snprintf(text, sizeof(text),
-			 "%" PRIu64 " samples in executable anon memory no "
-			 "symbol source names",
-			 a->orphans[i].samples);
-		add(a, "jit-orphan", a->orphans[i].pid, a->orphans[i].start,
-		    a->orphans[i].end, text, "{\"samples\":%" PRIu64 "}",
-		    a->orphans[i].samples);
-	}
-	for (i = 0; i < a->npages; i++) {
-		const struct filepage *fp = &a->pages[i];
-		char pids[16 * MAX_PIDS] = "";
-		size_t n = 0;
-
-		if (fp->npids < 2 || !fp->all_private)
-			continue;
-		for (k = 0; k < (size_t)fp->npids; k++)
-			n += snprintf(pids + n, sizeof(pids) - n, "%s%u",
-				      k ? "," : "", fp->pids[k]);
-		snprintf(text, sizeof(text),
-			 "%s+0x%" PRIx64 ": %d processes, each on its own "
-			 "private copy",
-			 fp->path, fp->offset, fp->npids);
-		add(a, "false-sharing-suspect", fp->pids[0], fp->offset,
-		    fp->offset + 4096, text,
-		    "{\"path\":\"%s\",\"offset\":\"0x%" PRIx64 "\","
-		    "\"pids\":[%s],\"samples\":%" PRIu64 "}",
-		    fp->path, fp->offset, pids, fp->samples);
-	}
+	orphans(a);
+	for (i = 0; i < a->npages; i++)
+		if (a->pages[i].npids >= 2 && a->pages[i].all_private)
+			false_sharing(a, &a->pages[i]);
 }
 
 static int cmp_finding(const void *x, const void *y)
@@ -417,24 +481,40 @@ static int cmp_finding(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+static void print_json(const struct audit *a)
+{
+	struct jt_json j;
+	size_t i;
+
+	jt_json_init(&j, stdout);
+	jt_json_array(&j);
+	for (i = 0; i < a->n; i++) {
+		const struct finding *f = &a->f[i];
+
+		jt_json_object(&j);
+		jt_json_str_field(&j, "kind", f->kind);
+		jt_json_u64_field(&j, "pid", f->pid);
+		jt_json_hex_field(&j, "start", f->start);
+		jt_json_hex_field(&j, "end", f->end);
+		jt_json_name(&j, "detail");
+		jt_json_raw(&j, f->detail ? f->detail : "{}");
+		jt_json_end(&j);
+	}
+	jt_json_end(&j);
+}
+
 static void print(const struct audit *a, bool json)
 {
 	const char *kind = NULL;
 	size_t i, n;
 
-	if (json)
-		printf("[");
+	if (json) {
+		print_json(a);
+		return;
+	}
 	for (i = 0; i < a->n; i++) {
 		const struct finding *f = &a->f[i];
 
-		if (json) {
-			printf("%s\n  {\"kind\":\"%s\",\"pid\":%u,\"start\":"
-			       "\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-			       "\",\"detail\":%s}",
-			       i ? "," : "", f->kind, f->pid, f->start, f->end,
-			       f->detail ? f->detail : "{}");
-			continue;
-		}
 		if (!kind || strcmp(kind, f->kind)) {
 			kind = f->kind;
 			for (n = i; n < a->n && !strcmp(a->f[n].kind, kind);
@@ -446,7 +526,8 @@ static void print(const struct audit *a, bool json)
 		printf("  pid %-7u %012" PRIx64 "-%012" PRIx64 "  %s\n", f->pid,
 		       f->start, f->end, f->text);
 	}
-	printf(json ? "\n]\n" : a->n ? "" : "no findings\n");
+	if (!a->n)
+		printf("no findings\n");
 }
 
 int cmd_audit(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "jittrace.h"
 #include "lib/fmt.h"
+#include "lib/json.h"
 #include "lib/reserve.h"
 #include "model/jitdump.h"
 #include "views/audit_live.h"
@@ -35,6 +36,7 @@ struct vma {
 struct live {
 	pid_t pid;
 	bool json;
+	struct jt_json j;
 	int n; /* findings printed */
 	struct vma *v;
 	size_t nv;
@@ -89,24 +91,43 @@ static const struct vma *vma_of(const struct live *l, uint64_t addr)
 	return NULL;
 }
 
-static void finding(struct live *l, const char *kind, uint64_t start,
-		    uint64_t end, const char *text, const char *detail)
+/*
+ * Prints the finding's line, or opens its JSON object up to "detail":
+ * the caller adds the detail's fields to what this returns, then calls
+ * finding_end.
+ */
+static struct jt_json *finding(struct live *l, const char *kind, uint64_t start,
+			       uint64_t end, const char *text)
 {
-	if (l->json)
-		printf("%s\n  "
-		       "{\"kind\":\"%s\",\"pid\":%d,\"start\":\"0x%" PRIx64
-		       "\",\"end\":\"0x%" PRIx64 "\",\"detail\":%s}",
-		       l->n ? "," : "", kind, l->pid, start, end, detail);
-	else
+	l->n++;
+	if (!l->json) {
 		printf("%-22s pid %-7d %012" PRIx64 "-%012" PRIx64 "  %s\n",
 		       kind, l->pid, start, end, text);
-	l->n++;
+		return NULL;
+	}
+	jt_json_object(&l->j);
+	jt_json_str_field(&l->j, "kind", kind);
+	jt_json_i64_field(&l->j, "pid", l->pid);
+	jt_json_hex_field(&l->j, "start", start);
+	jt_json_hex_field(&l->j, "end", end);
+	jt_json_name(&l->j, "detail");
+	jt_json_object(&l->j);
+	return &l->j;
+}
+
+static void finding_end(struct jt_json *j)
+{
+	if (!j)
+		return;
+	jt_json_end(j);
+	jt_json_end(j);
 }
 
 /* File mappings with pages this process copied (smaps "Anonymous:"). */
 static void cow(struct live *l)
 {
-	char text[640], detail[768], path[520];
+	struct jt_json *j;
+	char text[640];
 	size_t i;
 
 	for (i = 0; i < l->nv; i++) {
@@ -116,11 +137,12 @@ static void cow(struct live *l)
 			continue;
 		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",
 			 v->anon_kb / 4, v->path);
-		snprintf(path, sizeof(path), "%s", v->path);
-		snprintf(detail, sizeof(detail),
-			 "{\"pages\":%" PRIu64 ",\"backing\":\"%s\"}",
-			 v->anon_kb / 4, path);
-		finding(l, "cow", v->start, v->end, text, detail);
+		j = finding(l, "cow", v->start, v->end, text);
+		if (j) {
+			jt_json_u64_field(j, "pages", v->anon_kb / 4);
+			jt_json_str_field(j, "backing", v->path);
+		}
+		finding_end(j);
 	}
 }
 
@@ -232,8 +254,9 @@ static void perfmap(struct live *l)
 	FILE *f = open_perfmap(l->pid);
 	struct entries es = {};
 	struct pm_entry *e;
-	size_t n, i, j;
-	char line[512], text[640], detail[640];
+	size_t n, i, k;
+	char line[512], text[640];
+	struct jt_json *j;
 
 	read_jitdump(l, &es);
 	while (f && fgets(line, sizeof(line), f)) {
@@ -252,28 +275,32 @@ static void perfmap(struct live *l)
 	for (i = 0; i < n; i++) {
 		const struct vma *v = vma_of(l, e[i].start);
 
-		for (j = 0; j < i && !e[i].jitdump; j++) {
-			if (e[j].jitdump ||
-			    e[j].start >= e[i].start + e[i].size ||
-			    e[i].start >= e[j].start + e[j].size)
+		for (k = 0; k < i && !e[i].jitdump; k++) {
+			if (e[k].jitdump ||
+			    e[k].start >= e[i].start + e[i].size ||
+			    e[i].start >= e[k].start + e[k].size)
 				continue;
 			snprintf(text, sizeof(text), "%s written over %s",
-				 e[i].name, e[j].name);
-			snprintf(detail, sizeof(detail),
-				 "{\"old\":\"%s\",\"new\":\"%s\"}", e[j].name,
-				 e[i].name);
-			finding(l, "perfmap-reuse", e[i].start,
-				e[i].start + e[i].size, text, detail);
+				 e[i].name, e[k].name);
+			j = finding(l, "perfmap-reuse", e[i].start,
+				    e[i].start + e[i].size, text);
+			if (j) {
+				jt_json_str_field(j, "old", e[k].name);
+				jt_json_str_field(j, "new", e[i].name);
+			}
+			finding_end(j);
 		}
 		if (!v || v->perms[2] != 'x') {
 			snprintf(text, sizeof(text), "%s is %s", e[i].name,
 				 v ? "in memory that is not executable" :
 				     "where nothing is mapped");
-			snprintf(detail, sizeof(detail),
-				 "{\"name\":\"%s\",\"mapped\":%s}", e[i].name,
-				 v ? "true" : "false");
-			finding(l, "jit-orphan", e[i].start,
-				e[i].start + e[i].size, text, detail);
+			j = finding(l, "jit-orphan", e[i].start,
+				    e[i].start + e[i].size, text);
+			if (j) {
+				jt_json_str_field(j, "name", e[i].name);
+				jt_json_bool_field(j, "mapped", v);
+			}
+			finding_end(j);
 		}
 	}
 	free(e);
@@ -326,7 +353,8 @@ static void addr_answer(struct live *l, uint64_t addr)
 {
 	const struct vma *v = vma_of(l, addr);
 	const char *why, *cls;
-	char text[256], detail[256];
+	struct jt_json *j;
+	char text[256];
 	uint64_t pm = 0;
 
 	if (!v) {
@@ -339,9 +367,12 @@ static void addr_answer(struct live *l, uint64_t addr)
 		cls = classify(v, pm, &why);
 	}
 	snprintf(text, sizeof(text), "%s: %s", cls, why);
-	snprintf(detail, sizeof(detail), "{\"sharing\":\"%s\",\"why\":\"%s\"}",
-		 cls, why);
-	finding(l, "addr", addr, addr + 1, text, detail);
+	j = finding(l, "addr", addr, addr + 1, text);
+	if (j) {
+		jt_json_str_field(j, "sharing", cls);
+		jt_json_str_field(j, "why", why);
+	}
+	finding_end(j);
 }
 
 int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
@@ -354,14 +385,15 @@ int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
 			strerror(-err));
 		return 1;
 	}
+	jt_json_init(&l.j, stdout);
 	if (json)
-		printf("[");
+		jt_json_array(&l.j);
 	cow(&l);
 	perfmap(&l);
 	for (i = 0; i < naddrs; i++)
 		addr_answer(&l, addrs[i]);
 	if (json)
-		printf("\n]\n");
+		jt_json_end(&l.j);
 	else if (!l.n)
 		printf("no findings\n");
 	free(l.v);

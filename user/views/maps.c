@@ -6,6 +6,7 @@
 #include <string.h>
 #include "jittrace.h"
 #include "lib/fmt.h"
+#include "lib/json.h"
 #include "lib/perf_rec.h"
 #include "model/replay.h"
 #include "views/view.h"
@@ -31,7 +32,7 @@ struct maps_opts {
 struct maps_ctx {
 	struct maps_opts *o;
 	const struct jt_stream *s;
-	int first_json;
+	struct jt_json j;
 };
 
 static int parse(int argc, char **argv, struct maps_opts *o)
@@ -82,34 +83,43 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 	return 0;
 }
 
+static void json_kvma(struct jt_json *j, const struct jt_region *r)
+{
+	jt_json_name(j, "kernel_vma");
+	if (!r->kvma.end) {
+		jt_json_null(j);
+		return;
+	}
+	jt_json_object(j);
+	jt_json_hex_field(j, "start", r->kvma.start);
+	jt_json_hex_field(j, "end", r->kvma.end);
+	jt_json_end(j);
+}
+
 static void json_region(struct maps_ctx *c, const struct jt_proc *p,
 			const struct jt_region *r, size_t members)
 {
+	struct jt_json *j = &c->j;
 	char prot[5];
 
-	printf("%s\n  {\"pid\":%u,\"comm\":", c->first_json ? "" : ",", p->pid);
-	c->first_json = 0;
-	jt_json_str(stdout, p->comm);
-	printf(",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-	       "\",\"prot\":\"%s\",\"path\":",
-	       r->start, r->end,
-	       jt_prot_str(r->prot, jt_region_shared(r), prot));
-	jt_json_str(stdout, r->kind == JT_RK_FILE ? r->path : NULL);
-	printf(",\"name\":");
-	jt_json_str(stdout, jt_region_name(r));
-	printf(",\"offset\":\"0x%" PRIx64 "\",\"dev\":%" PRIu64
-	       ",\"ino\":%" PRIu64 ",\"kernel_vma\":",
-	       r->kind == JT_RK_FILE ? r->pgoff : 0, r->dev, r->ino);
-	if (r->kvma.end)
-		printf("{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		       "\"}",
-		       r->kvma.start, r->kvma.end);
-	else
-		printf("null");
-	printf(",\"coalesced\":%s,\"vma_regions\":%zu,\"born_ns\":%" PRIu64
-	       ",\"origin\":\"%s\"}",
-	       members > 1 ? "true" : "false", members, r->born_ns,
-	       jt_origin_name(r->origin));
+	jt_json_object(j);
+	jt_json_u64_field(j, "pid", p->pid);
+	jt_json_str_field(j, "comm", p->comm);
+	jt_json_hex_field(j, "start", r->start);
+	jt_json_hex_field(j, "end", r->end);
+	jt_json_str_field(j, "prot",
+			  jt_prot_str(r->prot, jt_region_shared(r), prot));
+	jt_json_str_field(j, "path", r->kind == JT_RK_FILE ? r->path : NULL);
+	jt_json_str_field(j, "name", jt_region_name(r));
+	jt_json_hex_field(j, "offset", r->kind == JT_RK_FILE ? r->pgoff : 0);
+	jt_json_u64_field(j, "dev", r->dev);
+	jt_json_u64_field(j, "ino", r->ino);
+	json_kvma(j, r);
+	jt_json_bool_field(j, "coalesced", members > 1);
+	jt_json_u64_field(j, "vma_regions", members);
+	jt_json_u64_field(j, "born_ns", r->born_ns);
+	jt_json_str_field(j, "origin", jt_origin_name(r->origin));
+	jt_json_end(j);
 }
 
 static void text_region(const struct jt_region *r, size_t members)
@@ -193,7 +203,7 @@ static int shown(const struct maps_opts *o, const struct jt_proc *p)
 int cmd_maps(int argc, char **argv)
 {
 	struct maps_opts o = {};
-	struct maps_ctx c = { &o, NULL, 1 };
+	struct maps_ctx c = { .o = &o };
 	struct jt_stream s;
 	struct jt_model m;
 	size_t i, n = 0;
@@ -206,8 +216,9 @@ int cmd_maps(int argc, char **argv)
 	c.s = &s;
 	jt_model_init(&m);
 	jt_replay(&s, &m, o.at, NULL, NULL);
+	jt_json_init(&c.j, stdout);
 	if (o.json)
-		printf("[");
+		jt_json_array(&c.j);
 	for (i = 0; i < m.nprocs; i++) {
 		if (!shown(&o, m.procs[i]))
 			continue;
@@ -215,7 +226,7 @@ int cmd_maps(int argc, char **argv)
 		n++;
 	}
 	if (o.json)
-		printf("\n]\n");
+		jt_json_end(&c.j);
 	else
 		jt_print_loss_footer(stdout, &s, &m);
 	if (!n && o.pid)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "jittrace.h"
 #include "lib/fmt.h"
+#include "lib/json.h"
 #include "lib/perf_rec.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
@@ -279,39 +280,45 @@ static void group(struct report *r)
 		qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
 }
 
+static void json_row(struct jt_json *j, const struct report *r,
+		     const struct row *w)
+{
+	double pct = r->total ? 100.0 * w->samples / r->total : 0;
+
+	jt_json_object(j);
+	jt_json_str_field(j, "comm", r->keys & K_COMM ? w->comm : NULL);
+	jt_json_name(j, "pid");
+	if (r->keys & K_PID)
+		jt_json_u64(j, w->pid);
+	else
+		jt_json_null(j);
+	jt_json_str_field(j, r->data ? "backing" : "dso",
+			  r->keys & K_DSO ? w->dso : NULL);
+	jt_json_str_field(j, r->data ? "region" : "sym",
+			  r->keys & K_SYM ? w->sym : NULL);
+	if (r->data) {
+		jt_json_str_field(j, "sharing", jt_sharing_name(w->source));
+	} else {
+		jt_json_str_field(j, "source", jt_source_name(w->source));
+	}
+	jt_json_u64_field(j, "samples", w->samples);
+	if (!r->data)
+		jt_json_u64_field(j, "retro", w->retro);
+	jt_json_name(j, "percent");
+	jt_json_f2(j, pct);
+	jt_json_end(j);
+}
+
 static void print_json(const struct report *r)
 {
+	struct jt_json j;
 	size_t i;
 
-	printf("[");
-	for (i = 0; i < r->n; i++) {
-		const struct row *w = &r->rows[i];
-
-		printf("%s\n  {\"comm\":", i ? "," : "");
-		jt_json_str(stdout, r->keys & K_COMM ? w->comm : NULL);
-		printf(",\"pid\":");
-		if (r->keys & K_PID)
-			printf("%u", w->pid);
-		else
-			printf("null");
-		printf(r->data ? ",\"backing\":" : ",\"dso\":");
-		jt_json_str(stdout, r->keys & K_DSO ? w->dso : NULL);
-		printf(r->data ? ",\"region\":" : ",\"sym\":");
-		jt_json_str(stdout, r->keys & K_SYM ? w->sym : NULL);
-		if (r->data)
-			printf(",\"sharing\":\"%s\",\"samples\":%" PRIu64
-			       ",\"percent\":%.2f}",
-			       jt_sharing_name(w->source), w->samples,
-			       r->total ? 100.0 * w->samples / r->total : 0);
-		else
-			printf(",\"source\":\"%s\",\"samples\":%" PRIu64
-			       ",\"retro\":%" PRIu64 ",\"percent\":%.2f}",
-			       r->data ? jt_sharing_name(w->source) :
-					 jt_source_name(w->source),
-			       w->samples, w->retro,
-			       r->total ? 100.0 * w->samples / r->total : 0);
-	}
-	printf("\n]\n");
+	jt_json_init(&j, stdout);
+	jt_json_array(&j);
+	for (i = 0; i < r->n; i++)
+		json_row(&j, r, &r->rows[i]);
+	jt_json_end(&j);
 }
 
 static void print_table(const struct report *r, const struct jt_stream *s,

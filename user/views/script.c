@@ -9,6 +9,7 @@
 #include "lib/perf_rec.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
+#include "views/script.h"
 #include "views/view.h"
 
 static const char usage[] =
@@ -17,29 +18,6 @@ static const char usage[] =
 	"      --json        one JSON object per line\n"
 	"      --folded      collapsed stacks (flamegraph.pl, inferno,\n"
 	"                    speedscope); call chains need record -g\n";
-
-struct script_ctx {
-	const struct jt_stream *s;
-	const struct jt_syms *syms;
-	int json;
-	int folded;
-	char **stacks;
-	size_t nstacks;
-	uint64_t samples;
-};
-
-static void hex(const char *key, uint64_t v)
-{
-	printf(",\"%s\":\"0x%" PRIx64 "\"", key, v);
-}
-
-static void json_head(const char *type, uint64_t time, uint32_t pid,
-		      uint32_t tid, uint32_t cpu)
-{
-	printf("{\"type\":\"%s\",\"time\":%" PRIu64
-	       ",\"pid\":%u,\"tid\":%u,\"cpu\":%u",
-	       type, time, pid, tid, cpu);
-}
 
 static void text_head(struct jt_model *m, const char *type, uint64_t time,
 		      uint32_t pid, uint32_t tid, uint32_t cpu)
@@ -51,19 +29,7 @@ static void text_head(struct jt_model *m, const char *type, uint64_t time,
 	       pid, tid, cpu, jt_time_str(time, t), type);
 }
 
-static void json_vma(const char *key, const struct jt_vma *v)
-{
-	if (!v->end) {
-		printf(",\"%s\":null", key);
-		return;
-	}
-	printf(",\"%s\":{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-	       "\",\"flags\":\"0x%" PRIx64 "\"}",
-	       key, (uint64_t)v->start, (uint64_t)v->end, (uint64_t)v->flags);
-}
-
-/* Event strings come from a file: never trust them to end in a NUL. */
-static const char *bounded(char *buf, size_t size, const char *s, size_t len)
+const char *jt_script_bounded(char *buf, size_t size, const char *s, size_t len)
 {
 	if (!len)
 		return NULL;
@@ -71,26 +37,12 @@ static const char *bounded(char *buf, size_t size, const char *s, size_t len)
 	return buf;
 }
 
-static void map_event(struct script_ctx *c, struct jt_model *m,
-		      const struct jt_map_event *ev)
+static void map_event(const struct jt_map_event *ev)
 {
 	char buf[JT_PATH_MAX + 1];
-	const char *path = bounded(buf, sizeof(buf), ev->path, ev->path_len);
-	int i;
+	const char *path =
+		jt_script_bounded(buf, sizeof(buf), ev->path, ev->path_len);
 
-	if (c->json) {
-		printf(",\"args\":[");
-		for (i = 0; i < 6; i++)
-			printf("%s\"0x%llx\"", i ? "," : "",
-			       (unsigned long long)ev->args[i]);
-		printf("],\"result\":%lld", (long long)ev->result);
-		json_vma("vma", &ev->vma);
-		json_vma("vma_last", &ev->vma_last);
-		printf(",\"path\":");
-		jt_json_str(stdout, path);
-		printf(",\"flags\":%u", ev->flags);
-		return;
-	}
 	if (ev->h.type == JT_EV_VMA)
 		printf(" %llx-%llx flags=0x%llx",
 		       (unsigned long long)ev->vma.start,
@@ -118,6 +70,19 @@ static void map_event(struct script_ctx *c, struct jt_model *m,
 		printf(" (execve)");
 }
 
+static void cow_text(const struct jt_cow_event *w)
+{
+	static const char *const kinds[] = { "?", "file-first-write",
+					     "file-write-protect",
+					     "anon-write-protect", "raw" };
+
+	printf(" page=%llx %s error_code=%llx", (unsigned long long)w->page,
+	       kinds[w->kind < 5 ? w->kind : 0],
+	       (unsigned long long)w->error_code);
+	if (w->flags & JT_MF_EXEC_LOAD)
+		printf(" (execve)");
+}
+
 static void bpf_event(struct script_ctx *c, struct jt_model *m,
 		      const struct jt_item *it)
 {
@@ -125,76 +90,43 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 	const struct jt_fork_event *f = it->data;
 	const struct jt_exec_event *e = it->data;
 	const struct jt_exit_event *x = it->data;
-	const char *name = jt_event_name(h->type);
-	char path[JT_PATH_MAX + 1], comm[JT_COMM_LEN + 1];
+	const struct jt_write_event *w = it->data;
+	char path[JT_PATH_MAX + 1];
 
 	if (!jt_event_valid(h, it->len))
 		return;
-	if (c->json)
-		json_head(name, h->time, h->pid, h->tid, h->cpu);
-	else
-		text_head(m, name, h->time, h->pid, h->tid, h->cpu);
+	if (c->json) {
+		jt_script_json_bpf(c, it);
+		return;
+	}
+	text_head(m, jt_event_name(h->type), h->time, h->pid, h->tid, h->cpu);
 	switch (h->type) {
 	case JT_EV_FORK:
-		printf(c->json ? ",\"child_pid\":%u,\"child_tid\":%u,"
-				 "\"thread\":%s" :
-				 " child=%u/%u%s",
-		       f->child_pid, f->child_tid,
-		       c->json ?
-			       (f->flags & JT_FORK_THREAD ? "true" : "false") :
-			       (f->flags & JT_FORK_THREAD ? " thread" : ""));
+		printf(" child=%u/%u%s", f->child_pid, f->child_tid,
+		       f->flags & JT_FORK_THREAD ? " thread" : "");
 		break;
 	case JT_EV_EXEC:
-		bounded(comm, sizeof(comm), e->comm, sizeof(e->comm));
-		if (!bounded(path, sizeof(path), e->path, e->path_len))
+		if (!jt_script_bounded(path, sizeof(path), e->path,
+				       e->path_len))
 			path[0] = 0;
-		if (c->json) {
-			printf(",\"comm\":");
-			jt_json_str(stdout, comm);
-			printf(",\"attach\":%s,\"path\":",
-			       e->flags & JT_EXEC_ATTACH ? "true" : "false");
-			jt_json_str(stdout, e->path_len ? path : NULL);
-		} else {
-			printf(" %s%s", path,
-			       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
-		}
+		printf(" %s%s", path,
+		       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
 		break;
-	case JT_EV_COW: {
-		static const char *const kinds[] = { "?", "file-first-write",
-						     "file-write-protect",
-						     "anon-write-protect",
-						     "raw" };
-		const struct jt_cow_event *w = it->data;
-
-		printf(c->json ? ",\"page\":\"0x%llx\",\"kind\":\"%s\","
-				 "\"error_code\":%llu" :
-				 " page=%llx %s error_code=%llx",
-		       (unsigned long long)w->page,
-		       kinds[w->kind < 5 ? w->kind : 0],
-		       (unsigned long long)w->error_code);
-		if (c->json)
-			printf(",\"flags\":%u", w->flags);
-		else if (w->flags & JT_MF_EXEC_LOAD)
-			printf(" (execve)");
+	case JT_EV_COW:
+		cow_text(it->data);
 		break;
-	}
 	case JT_EV_MAPWRITE:
-		printf(c->json ? ",\"end\":%llu,\"len\":%llu" :
-				 " end=%llu len=%llu",
-		       (unsigned long long)((const struct jt_write_event *)h)
-			       ->end,
-		       (unsigned long long)((const struct jt_write_event *)h)
-			       ->len);
+		printf(" end=%llu len=%llu", (unsigned long long)w->end,
+		       (unsigned long long)w->len);
 		break;
 	case JT_EV_EXIT:
-		printf(c->json ? ",\"group\":%s,\"exit_code\":%d" :
-				 " group=%s code=%d",
-		       x->group_dead ? "true" : "false", x->exit_code);
+		printf(" group=%s code=%d", x->group_dead ? "true" : "false",
+		       x->exit_code);
 		break;
 	default:
-		map_event(c, m, it->data);
+		map_event(it->data);
 	}
-	printf(c->json ? "}\n" : "\n");
+	printf("\n");
 }
 
 static void fold(struct script_ctx *c, struct jt_model *m,
@@ -216,50 +148,6 @@ static void sample_text(struct script_ctx *c, struct jt_model *m,
 	printf("\n");
 }
 
-static void sample_json(struct script_ctx *c, struct jt_model *m,
-			const struct jt_sample *s, const struct jt_symres *y)
-{
-	uint64_t i;
-
-	json_head("sample", s->time, s->pid, s->tid, s->cpu);
-	hex("ip", s->ip);
-	printf(",\"kernel\":%s,\"period\":%" PRIu64,
-	       y->kernel ? "true" : "false", s->period);
-	if (y->region_start) {
-		hex("region_start", y->region_start);
-		hex("region_end", y->region_end);
-	} else {
-		printf(",\"region_start\":null,\"region_end\":null");
-	}
-	printf(",\"path\":");
-	jt_json_str(stdout, y->path);
-	if (y->path)
-		hex("offset", y->offset);
-	printf(",\"sym\":");
-	jt_json_str(stdout, y->sym);
-	printf(",\"dso\":");
-	jt_json_str(stdout, y->dso);
-	printf(",\"source\":\"%s\",\"retro\":%s", jt_source_name(y->source),
-	       y->retro ? "true" : "false");
-	if (c->s->sample_type & PERF_SAMPLE_ADDR) {
-		struct jt_proc *p = jt_model_find(m, s->pid);
-
-		hex("data_addr", s->addr);
-		printf(",\"sharing\":\"%s\"",
-		       jt_sharing_name(
-			       p && p->as ? jt_aspace_sharing(p->as, s->addr) :
-					    JT_SHARE_NONE));
-	}
-	if (c->s->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		printf(",\"callchain\":[");
-		for (i = 0; i < s->nr_chain; i++)
-			printf("%s\"0x%" PRIx64 "\"", i ? "," : "",
-			       s->chain[i]);
-		printf("]");
-	}
-	printf("}\n");
-}
-
 static void sample(struct script_ctx *c, struct jt_model *m,
 		   const struct jt_item *it)
 {
@@ -272,7 +160,7 @@ static void sample(struct script_ctx *c, struct jt_model *m,
 	if (c->folded)
 		fold(c, m, y, s.pid);
 	else if (c->json)
-		sample_json(c, m, &s, y);
+		jt_script_json_sample(c, m, &s, y);
 	else
 		sample_text(c, m, &s, y);
 }
@@ -287,15 +175,7 @@ static void perf_mmap2(struct script_ctx *c, struct jt_model *m,
 		return;
 	snprintf(name, sizeof(name), "%.*s", (int)mm.filename_len, mm.filename);
 	if (c->json) {
-		json_head("perf_mmap2", it->time, mm.pid, mm.tid, it->cpu);
-		hex("start", mm.start);
-		hex("end", mm.start + mm.len);
-		hex("pgoff", mm.pgoff);
-		printf(",\"prot\":%u,\"flags\":%u,\"ino\":%" PRIu64
-		       ",\"filename\":",
-		       mm.prot, mm.flags, mm.ino);
-		jt_json_str(stdout, name);
-		printf("}\n");
+		jt_script_json_mmap2(c, it, &mm, name);
 		return;
 	}
 	text_head(m, "PERF_RECORD_MMAP2", it->time, mm.pid, mm.tid, it->cpu);
@@ -331,12 +211,7 @@ static void perf_other(struct script_ctx *c, struct jt_model *m,
 	}
 	jt_perf_sample_id(h, it->len, c->s->sample_type, &id);
 	if (c->json) {
-		json_head(name, it->time, id.pid, id.tid, it->cpu);
-		/* PERF_RECORD_LOST: id, then the count */
-		if (h->type == PERF_RECORD_LOST && it->len >= sizeof(*h) + 16)
-			printf(",\"lost\":%" PRIu64,
-			       ((const uint64_t *)(h + 1))[1]);
-		printf("}\n");
+		jt_script_json_perf(c, name, it, &id);
 	} else {
 		text_head(m, name, it->time, id.pid, id.tid, it->cpu);
 		printf("\n");
@@ -354,16 +229,7 @@ static void jit_item(struct script_ctx *c, struct jt_model *m,
 	if (c->folded)
 		return;
 	if (c->json) {
-		json_head(op, j->time, j->pid, j->pid, 0);
-		hex("addr", j->addr);
-		hex("size", j->size);
-		if (j->op == JT_JIT_MOVE)
-			hex("old_addr", j->old_addr);
-		printf(",\"source\":\"%s\",\"code_index\":%" PRIu64
-		       ",\"name\":",
-		       jt_source_name(j->source), j->code_index);
-		jt_json_str(stdout, j->name);
-		printf("}\n");
+		jt_script_json_jit(c, j, op);
 		return;
 	}
 	text_head(m, op, j->time, j->pid, j->pid, 0);
@@ -484,6 +350,7 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	c.s = &s;
 	c.syms = &syms;
+	jt_json_init(&c.j, stdout);
 	jt_model_init(&m);
 	jt_replay(&s, &m, 0, on_item, &c);
 	if (c.folded)
