@@ -9,10 +9,18 @@ OUT := build
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
 LDLIBS += -lbpf -lelf -lz
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
-	      -Iinclude -Wall -Wno-unused-function
+	      -Iinclude -Wall -Wno-unused-function -MMD -MP
+# CI (CI=true) builds with warnings as errors; a user's newer compiler
+# with new warnings still builds.
+ifneq ($(CI),)
+CFLAGS += -Werror
+BPF_CFLAGS += -Werror
+endif
+# A failed recipe leaves no half-written target behind.
+.DELETE_ON_ERROR:
 
 # Linked into one object and one skeleton. Apart: tier_probe, loaded once
 # per kernel function a tier is probed on, and exec_snap, whose kfuncs
@@ -23,7 +31,8 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h \
 	 $(OUT)/exec_snap.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
-APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) $(wildcard user/views/*.c)
+APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) \
+	    $(wildcard user/views/*.c) $(wildcard user/live/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 APP_OBJS := $(patsubst %.c,$(OUT)/%.o,$(APP_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -32,14 +41,10 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
 	     $(OUT)/workloads/libjtcow.so
 
-.PHONY: all deps test test-unit test-e2e test-vm demo bench fuzz install clean format
-all: deps $(OUT)/jittrace $(WORKLOADS)
+.PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format
+all: $(OUT)/jittrace $(WORKLOADS)
 
-# Runs first on every build; silent when everything is installed.
-deps:
-	@sh scripts/install-deps.sh
-
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/jt_abi.h | deps
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -55,8 +60,9 @@ $(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
 $(OUT)/exec_snap.skel.h: $(OUT)/bpf/exec_snap.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_snap_bpf > $@
 
+# Generated headers exist before any .d file can name them.
 $(APP_OBJS): $(SKELS)
-$(OUT)/%.o: %.c $(wildcard include/*.h user/*/*.h) | deps
+$(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -75,8 +81,11 @@ $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -o $@ $< -lpthread
 
-test: all $(UNIT_BINS)
+# test, demo and bench set up a fresh machine (apt-get) before they
+# build; a plain build never installs anything.
+test:
 	@sh scripts/install-deps.sh --test
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(FUZZ_BINS)
 	@sh tests/run.sh $(OUT)
 
 test-unit: $(UNIT_BINS)
@@ -88,12 +97,16 @@ test-e2e: all
 test-vm: all
 	@sh tests/run.sh $(OUT) vm
 
-demo: all
+demo:
+	@sh scripts/install-deps.sh
+	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh $(OUT)
 
 # BENCH_REPORT="FUNCTIONS SECONDS FREQ BUDGET" sizes the naming benchmark.
 BENCH_REPORT ?= 200000 20 50000 300
-bench: all
+bench:
+	@sh scripts/install-deps.sh --test
+	@$(MAKE) --no-print-directory all
 	@sh tests/bench/bench.sh $(OUT)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
 	@sh tests/vm/bench.sh $(OUT)
@@ -102,9 +115,9 @@ bench: all
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-VIEW_SRCS := $(filter-out user/views/doctor.c,$(wildcard user/views/*.c))
-$(OUT)/fuzz/fuzz_views: $(VIEW_SRCS)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | deps
+# audit -p, reached from the audit view, reads /proc of live processes.
+$(OUT)/fuzz/fuzz_views: $(wildcard user/views/*.c) user/live/audit_live.c
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -std=gnu11 \
@@ -114,6 +127,7 @@ fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 		mkdir -p $(OUT)/corpus/$$(basename $$f); \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -close_fd_mask=3 \
+			-artifact_prefix=$(OUT)/fuzz/ \
 			$(OUT)/corpus/$$(basename $$f) tests/fuzz/seeds || exit 1; \
 	done
 
@@ -125,3 +139,5 @@ format:
 
 clean:
 	rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Run the cmocka unit suites and the end-to-end suite; close with one
-# "N passed, N failed, N skipped" line. usage: run.sh BUILD_DIR [unit|e2e|vm]
+# Run the cmocka unit suites, the fuzz regressions, and the end-to-end
+# and VM suites; close with one "N passed, N failed, N skipped" line.
+# usage: run.sh BUILD_DIR [unit|fuzz|e2e|vm]
 out=$1
 what=${2:-all}
 pass=0 fail=0 skip=0
@@ -22,11 +23,11 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
 		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	done
 fi
-# A python suite that ends with "NAME: N passed, N failed, N skipped".
+# A suite that ends with "NAME: N passed, N failed, N skipped".
 suite() {
 	name=$1
 	shift
-	JT_BUILD=$(cd "$out" && pwd) python3 "$@" | tee "$log"
+	JT_BUILD=$(cd "$out" && pwd) "$@" | tee "$log"
 	p=$(count "^$name: \\([0-9]*\\) passed.*")
 	f=$(count "^$name: [0-9]* passed, \\([0-9]*\\) failed.*")
 	s=$(count "^$name: .* \\([0-9]*\\) skipped\$")
@@ -35,11 +36,14 @@ suite() {
 }
 
 here=$(dirname "$0")
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+	suite fuzz sh "$here/fuzz/replay.sh" "$out"
+fi
 if [ "$what" = all ] || [ "$what" = e2e ]; then
-	suite e2e "$here/e2e/run.py"
+	suite e2e python3 "$here/e2e/run.py"
 fi
 if [ "$what" = all ] || [ "$what" = vm ]; then
-	suite vm "$here/vm/run.py"
+	suite vm python3 "$here/vm/run.py"
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

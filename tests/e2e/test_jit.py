@@ -153,10 +153,14 @@ def _plant(pid, how):
     if how == "symlink":
         os.symlink("/etc/hostname", path)
     else:
-        with open(path, "w") as f:
+        # Made whole under another name, then renamed in: the recorder
+        # must never see it half made (still root's, or empty).
+        tmp = f"/tmp/.plant-{pid}"
+        with open(tmp, "w") as f:
             f.write("0 ffffffffffff planted_by_another_user\n")
         daemon = pwd.getpwnam("daemon")
-        os.chown(path, daemon.pw_uid, daemon.pw_gid)
+        os.chown(tmp, daemon.pw_uid, daemon.pw_gid)
+        os.rename(tmp, path)
     return path
 
 

@@ -3,7 +3,6 @@
  * libFuzzer harness: any byte string as a recording, shown by the views
  * a user runs on it (script, maps, report; text, JSON and folded).
  */
-#define _GNU_SOURCE
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>

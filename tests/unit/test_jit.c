@@ -231,7 +231,8 @@ static void test_jitdump_hostile(void **state)
 		assert_int_equal(jt_jitdump_feed(&d, buf, n, collect, &g), -1);
 		assert_int_equal(g.n, 0);
 		assert_true(d.failed);
-		assert_non_null(strstr(d.err, "unsupported jitdump version 4294967295"));
+		assert_non_null(strstr(
+			d.err, "unsupported jitdump version 4294967295"));
 		jt_jitdump_free(&d);
 	}
 	/* A code size that runs past the record: skipped, counted. */

@@ -16,10 +16,10 @@ extern char **environ;
 
 static void status_lines(void)
 {
-	static const char *const keys[] = { "SigPnd", "ShdPnd", "SigBlk",
-					    "SigIgn", "SigCgt", "Uid",
-					    "Gid",    "Groups", "CapInh",
-					    "CapPrm", "CapEff", "CapBnd",
+	static const char *const keys[] = { "SigPnd", "ShdPnd",	    "SigBlk",
+					    "SigIgn", "SigCgt",	    "Uid",
+					    "Gid",    "Groups",	    "CapInh",
+					    "CapPrm", "CapEff",	    "CapBnd",
 					    "CapAmb", "NoNewPrivs", "Seccomp" };
 	char line[512];
 	FILE *f = fopen("/proc/self/status", "r");

@@ -107,10 +107,10 @@ struct jt_writer {
 	char *buf;
 	size_t len;
 	size_t cap;
-	uint64_t bytes; /* in the file, whole records only */
-	uint64_t recs; /* in buf */
+	uint64_t bytes;	  /* in the file, whole records only */
+	uint64_t recs;	  /* in buf */
 	uint64_t dropped; /* records a failed write lost */
-	int err; /* first write errno, sticky */
+	int err;	  /* first write errno, sticky */
 };
 
 /* Starts the file with the preamble; the writer owns fd from here. */

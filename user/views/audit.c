@@ -16,7 +16,7 @@
 #include "lib/reserve.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
-#include "views/audit_live.h"
+#include "live/audit_live.h"
 #include "views/view.h"
 
 static const char usage[] =

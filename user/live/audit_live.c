@@ -19,7 +19,7 @@
 #include "lib/json.h"
 #include "lib/reserve.h"
 #include "model/jitdump.h"
-#include "views/audit_live.h"
+#include "live/audit_live.h"
 
 #define PM_PRESENT (1ULL << 63)
 #define PM_FILE_OR_SHARED_ANON (1ULL << 61)
