@@ -13,7 +13,7 @@ import stat
 import subprocess
 import time
 
-from jt import AS_USER, JT, ROOT, TMP, USER, WL, record, run
+from jt import AS_USER, JT, ROOT, TMP, USER, WL, record, run, script
 
 NOBODY = pwd.getpwnam(USER)
 
@@ -116,12 +116,15 @@ def test_failed_start_leaves_the_old_file():
             assert f.read() == before, args
         assert os.listdir(keep) == ["keep.data"], (args, os.listdir(keep))
     # Out of descriptors: said as such, without libbpf's verifier log.
-    p = run(["sh", "-c", f"ulimit -n 32; exec {JT} record -o {out} --user {USER} -- true"],
-            check=False)
-    assert p.returncode == 1 and "out of file descriptors (ulimit -n is 32)" in p.stderr
-    assert "PROG LOAD LOG" not in p.stderr and len(p.stderr.splitlines()) <= 3, p.stderr
-    with open(out, "rb") as f:
-        assert f.read() == before
+    for n in (32, 48):
+        p = run(["sh", "-c", f"ulimit -n {n}; exec {JT} record -o {out} --user {USER} -- true"],
+                check=False)
+        assert p.returncode == 1, p.stderr
+        assert f"out of file descriptors (ulimit -n is {n})" in p.stderr, p.stderr
+        assert "PROG LOAD LOG" not in p.stderr and len(p.stderr.splitlines()) <= 3, p.stderr
+        with open(out, "rb") as f:
+            assert f.read() == before
+        assert os.listdir(keep) == ["keep.data"]
     # A recording that starts keeps the previous one as .old, as perf does.
     p = rec(out)
     assert p.returncode == 0
@@ -347,3 +350,32 @@ def test_live_audit_json_survives_hostile_names():
         assert [f["detail"]["sharing"] for f in found if f["kind"] == "addr"] == ["unmapped"]
     finally:
         w.communicate("done\n", timeout=30)
+
+
+BAD_JITDUMP = r'''
+import mmap, os, struct, sys
+path = os.path.join(sys.argv[1], f"jit-{os.getpid()}.dump")
+with open(path, "wb") as f:
+    f.write(struct.pack("<IIIIIIQQ", 0x4A695444, 0xFFFFFFFF, 40, 62, 0,
+                        os.getpid(), 0, 0))
+    name = b"from_the_future\0"
+    f.write(struct.pack("<IIQIIQQQQ", 0, 16 + 40 + len(name) + 16, 1,
+                        os.getpid(), os.getpid(), 0x1000, 0x1000, 16, 1))
+    f.write(name + b"\xc3" * 16)
+    f.truncate(4096)
+fd = os.open(path, os.O_RDONLY)
+marker = mmap.mmap(fd, 4096, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_EXEC)
+print("pid", os.getpid(), flush=True)
+'''
+
+
+def test_jitdump_of_an_unknown_version_is_refused():
+    d = nobody_dir("future")
+    p, data = record(["python3", "-c", BAD_JITDUMP, d])
+    pid = int(p.stdout.split()[1])
+    text = run([JT, "report", "-i", data]).stdout
+    line = next((l for l in text.splitlines() if f"jit-{pid}.dump" in l), None)
+    assert line and "unsupported jitdump version 4294967295" in line, text
+    assert "from_the_future" not in text
+    events = [e for e in script(data) if e["type"].startswith("jit_")]
+    assert events == []

@@ -641,6 +641,21 @@ static int give_file_to_user(struct recorder *r)
 			      strtoul(gid, NULL, 10));
 }
 
+/*
+ * Programs, maps and a perf event per CPU and thread each take a
+ * descriptor: use what the hard limit allows. The command gets the
+ * limit it was started with back.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int open_output(struct recorder *r)
 {
 	int err = jt_output_create(&r->out, r->o.output);
@@ -701,6 +716,7 @@ int cmd_record(int argc, char **argv)
 	if (jt_require_root("record"))
 		return 1;
 	jt_target_save_inherited(&r.target);
+	raise_fd_limit();
 	jt_libbpf_quiet(r.o.verbose);
 	install_signals();
 	if (open_output(&r))
