@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -28,20 +29,33 @@ ALL = ["jitgen:adjacent:jitdump", "jitgen:adjacent:perfmap",
        "node:perfmap", "lli"]
 
 
-def command(workload, d):
+def command(workload, d, secs):
     """The shell command, and whether perf needs inject --jit."""
     kind = workload.split(":")
     if kind[0] == "jitgen":
         src = f"-j {d}" if kind[2] == "jitdump" else f"-t {d} -m"
-        return f"{BUILD}/workloads/jitgen {kind[1]} 6 1.5 {src}", kind[2] == "jitdump"
+        return f"exec {BUILD}/workloads/jitgen {kind[1]} 6 {secs} {src}", kind[2] == "jitdump"
     if workload == "node:jitdump":
-        return f"cd {d} && exec node --perf-prof {JS} 2", True
+        return f"cd {d} && exec node --perf-prof {JS} {secs}", True
     if workload == "node:perfmap":
         # The jitdump is the truth; perf is not given it (no inject).
-        return f"cd {d} && exec node --perf-prof --perf-basic-prof {JS} 2", False
+        return f"cd {d} && exec node --perf-prof --perf-basic-prof {JS} {secs}", False
     if workload == "lli":
-        return f"JITDUMPDIR={d} exec lli -jit-kind=mcjit {LL}", True
+        # hot.ll runs about 0.5 s per argument-plus-one.
+        rounds = " x" * max(0, int(secs * 2) - 1)
+        return f"JITDUMPDIR={d} exec lli -jit-kind=mcjit {LL}{rounds}", True
     raise SystemExit(f"compare-perf: unknown workload {workload}")
+
+
+def target(workload, d, attach):
+    """Record the command (attach 0), or start it and give its pid once
+    it has run attach seconds, as a profiler attaching with -p sees it."""
+    cmd, inject = command(workload, d, 1.5 if not attach else attach + 4)
+    if not attach:
+        return ["sh", "-c", cmd], inject, None
+    p = subprocess.Popen([*AS_USER, "sh", "-c", cmd], stdout=subprocess.DEVNULL)
+    time.sleep(attach)
+    return ["-p", str(p.pid)], inject, p
 
 
 def truth_file(d):
@@ -68,13 +82,17 @@ def workdir(tmp, name):
     return d
 
 
-def run_perf(workload, tmp):
+def run_perf(workload, tmp, attach):
     d = workdir(tmp, "perf")
-    cmd, inject = command(workload, d)
+    what, inject, p = target(workload, d, attach)
     data = os.path.join(tmp, "perf.data")
+    if not p:
+        what = ["--", *AS_USER, *what]
     subprocess.run(["perf", "record", "-q", "-k", "1", "-e", "cpu-clock", "-F", "999",
-                    "-o", data, "--", *AS_USER, "sh", "-c", cmd],
+                    "-o", data, *what],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if p:
+        p.wait()
     if inject:
         subprocess.run(["perf", "inject", "--jit", "-i", data, "-o", data + ".jit"],
                        check=True, stderr=subprocess.DEVNULL)
@@ -92,12 +110,16 @@ def run_perf(workload, tmp):
     return score(samples, d)
 
 
-def run_jittrace(workload, tmp):
+def run_jittrace(workload, tmp, attach):
     d = workdir(tmp, "jittrace")
-    cmd, _ = command(workload, d)
+    what, _, p = target(workload, d, attach)
     data = os.path.join(tmp, "jittrace.data")
-    subprocess.run([JT, "record", "-o", data, "--user", "nobody", "--", "sh", "-c", cmd],
+    if not p:
+        what = ["--user", "nobody", "--", *what]
+    subprocess.run([JT, "record", "-o", data, *what],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if p:
+        p.wait()
     out = subprocess.run([JT, "script", "-i", data, "--json"], check=True,
                          capture_output=True, text=True).stdout
     samples = []
@@ -108,7 +130,11 @@ def run_jittrace(workload, tmp):
     return score(samples, d)
 
 
-def main(workloads):
+def main(args):
+    attach = 0
+    if args[:1] == ["--attach"]:
+        attach, args = float(args[1]), args[2:]
+    workloads = args
     if not shutil.which("perf"):
         raise SystemExit("compare-perf: perf is not installed")
     print(f"{'workload':26} {'tool':9} {'JIT samples':>11} {'named right':>11} {'share':>7}")
@@ -116,7 +142,7 @@ def main(workloads):
         for tool, fn in (("perf", run_perf), ("jittrace", run_jittrace)):
             with tempfile.TemporaryDirectory(prefix="jt-compare-") as tmp:
                 os.chmod(tmp, 0o755)
-                n, right = fn(w, tmp)
+                n, right = fn(w, tmp, attach)
             share = f"{100.0 * right / n:6.1f}%" if n else "    n/a"
             print(f"{w:26} {tool:9} {n:11} {right:11} {share}", flush=True)
 

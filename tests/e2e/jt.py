@@ -7,6 +7,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("JT_BUILD", os.path.join(ROOT, "build"))
@@ -130,3 +131,25 @@ def assert_tiles(rows, proc_lines):
 def has_pmu():
     p = run([JT, "doctor"], check=False)
     return "hardware PMU (cycles)      ok" in p.stdout
+
+
+def wait_for(what, cond, timeout=60):
+    """Poll cond() until true: synchronise on an event, never on a sleep."""
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def start_attached(args):
+    """Start jittrace record with -p or -a; return once it says it records.
+    What it said until then is in the returned object's said_first."""
+    rec = subprocess.Popen([JT, "record", *args], stderr=subprocess.PIPE,
+                           text=True)
+    seen = []
+    for line in rec.stderr:
+        seen.append(line)
+        if line.startswith("jittrace: recording "):
+            rec.said_first = "".join(seen)
+            return rec
+    raise AssertionError("record never started:\n" + "".join(seen))

@@ -178,7 +178,7 @@ def test_planted_perfmap_is_refused():
             os.unlink(path)
         assert f"not reading {path} of pid {pid}" in err, err
         rep = run([JT, "report", "-i", data]).stdout
-        assert f"# {path} (pid {pid}): refused" in rep, rep
+        assert f"# {path} (pid {pid}, found while recording): refused" in rep, rep
         assert "planted_by_another_user" not in rep
         assert not any(s.get("source") == "perfmap" for s in script(data))
 

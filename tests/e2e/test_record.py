@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from jt import (AS_USER, BUILD, JT, ROOT, TIER, TMP, USER, WL, Skip, assert_tiles, has_pmu, hx, maps,
-                proc_maps, record, run, script, workload_lines)
+                proc_maps, record, run, script, start_attached, wait_for, workload_lines)
 
 PAGE = 4096
 
@@ -79,14 +79,6 @@ def test_target_exits_at_once():
     assert execs[0]["pid"] == exits[0]["pid"]
 
 
-def wait_for(what, cond, timeout=60):
-    """Poll cond() until true: synchronise on an event, never on a sleep."""
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def test_sigkill_leaves_a_readable_file():
     data = os.path.join(TMP, "killed.data")
     rec = subprocess.Popen([JT, "record", "-o", data, "--user", USER, "--",
@@ -150,18 +142,6 @@ def test_sigterm_stops_cleanly():
     p = run([JT, "maps", "-i", data])
     assert "not finished" not in p.stderr and "at byte" not in p.stderr
     assert "sleep" in p.stdout
-
-
-def start_attached(args):
-    """Start jittrace record with -p or -a; return once it says it records."""
-    rec = subprocess.Popen([JT, "record", *args], stderr=subprocess.PIPE,
-                           text=True)
-    seen = []
-    for line in rec.stderr:
-        seen.append(line)
-        if line.startswith("jittrace: recording "):
-            return rec
-    raise AssertionError("record never started:\n" + "".join(seen))
 
 
 def gated(cmd):

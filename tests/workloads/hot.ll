@@ -12,8 +12,12 @@ loop:
 exit:
   ret i64 %acc2
 }
-define i32 @main() {
-  %r = call i64 @spin(i64 1500000000)
+; Each argument adds another 1.5e9 rounds: "lli hot.ll x x x" runs 4x
+; as long, for a test that attaches while it runs.
+define i32 @main(i32 %argc, i8** %argv) {
+  %k = sext i32 %argc to i64
+  %n = mul i64 %k, 1500000000
+  %r = call i64 @spin(i64 %n)
   %t = trunc i64 %r to i32
   %z = and i32 %t, 0
   ret i32 %z

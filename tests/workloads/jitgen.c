@@ -11,9 +11,11 @@
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
  *   many      N functions 16 bytes apart, all loaded, then run in turn
- * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m]
+ * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m] [-w K]
  * -t writes the jitdump without the marker mmap: ground truth that no
- * profiler sees.
+ * profiler sees. -w K (adjacent, reuse, move): after the K-th function
+ * has run, print "waiting" and go on at a line on stdin, so a test can
+ * attach a profiler in the middle.
  * Ground truth on stdout: "load NAME ADDR SIZE NS" for every record
  * written, "move NAME OLD NEW NS", and "run NAME ADDR FROM_NS TO_NS" for
  * every stretch of time a function ran.
@@ -85,6 +87,23 @@ static void jitdump_open(const char *dir, int marker)
 }
 
 static void write_load(const char *name, void *code, uint64_t t);
+
+static int wait_after = -1;
+
+/* -w K: hold after the K-th function until the test says go. */
+static void checkpoint(int done)
+{
+	char line[16];
+
+	if (done != wait_after)
+		return;
+	printf("waiting\n");
+	fflush(stdout);
+	if (dump)
+		fflush(dump);
+	if (!fgets(line, sizeof(line), stdin))
+		exit(1);
+}
 
 static void record_load(const char *name, void *code)
 {
@@ -192,6 +211,7 @@ static void adjacent(int n, double secs)
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "adjacent_%d", i);
 		run(name, fn[i], secs / n);
+		checkpoint(i + 1);
 	}
 }
 
@@ -208,6 +228,7 @@ static void reuse(int n, double secs)
 		snprintf(name, sizeof(name), "reused_%d", i);
 		record_load(name, p);
 		run(name, p, secs / n);
+		checkpoint(i + 1);
 	}
 }
 
@@ -292,6 +313,7 @@ static void move(int n, double secs)
 		snprintf(name, sizeof(name), "moved_%d", i);
 		record_load(name, a);
 		run(name, a, secs / n / 2);
+		checkpoint(i + 1);
 		memcpy(b, a, CODE_SIZE);
 		make_exec(b);
 		record_move(name, a, b);
@@ -338,6 +360,8 @@ int main(int argc, char **argv)
 			jitdump_open(argv[++i], 1);
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			jitdump_open(argv[++i], 0);
+		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
+			wait_after = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-m")) {
 			snprintf(path, sizeof(path), "/tmp/perf-%d.map",
 				 getpid());

@@ -82,15 +82,24 @@ struct jt_finish_rec {
 	uint64_t perf_records;
 };
 
+/* How the recorder came to a JIT file. */
+enum jt_jit_found {
+	/* jitdump: its marker mmap; perf-map: made or written meanwhile */
+	JT_FOUND_LIVE = 0,
+	/* already there when jittrace attached (-p, -a): in the process's
+	 * mappings (jitdump) or in /tmp (perf-map) */
+	JT_FOUND_ATTACH = 1,
+};
+
 struct jt_jitfile_rec {
 	uint64_t time;
 	uint32_t pid;
 	uint32_t file_id; /* names the file in the JT_REC_JIT records */
 	uint16_t kind;	  /* enum jt_jit_kind */
-	uint16_t pad;
-	int32_t status; /* 0: being read; else the errno that refused it */
-	uint64_t ino;	/* matches the JT_EV_MAPWRITE events of the file */
-			/* NUL-terminated path follows */
+	uint16_t found;	  /* enum jt_jit_found */
+	int32_t status;	  /* 0: being read; else the errno that refused it */
+	uint64_t ino;	  /* matches the JT_EV_MAPWRITE events of the file */
+			  /* NUL-terminated path follows */
 };
 
 /* Bytes [offset, offset + n) of a JIT file, as read at time. */

@@ -133,6 +133,8 @@ static int add_source(struct jt_stream *s, const struct jt_rec *r)
 	src->id = f->file_id;
 	src->pid = f->pid;
 	src->kind = f->kind;
+	src->found = f->found;
+	src->found_ns = f->time;
 	src->status = f->status;
 	src->ino = f->ino;
 	plen = strnlen((const char *)(f + 1), r->len - sizeof(*f));
@@ -223,6 +225,12 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 				jt_intern(&s->strs, ev->name, ev->name_len) :
 				NULL,
 	};
+	/*
+	 * A file found at attach holds code loaded before the process was
+	 * known: that code is what was there when we came, in file order.
+	 */
+	if (f->src->found == JT_FOUND_ATTACH && j->time < f->src->found_ns)
+		j->time = f->src->found_ns;
 	it.time = j->time;
 	it.data = (const void *)(uintptr_t)s->njit++;
 	f->err = push(s, f->cap, &it);
@@ -358,7 +366,10 @@ static int cmp_item(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	/* Records of one JIT piece: in the order the file has them. */
+	return x->data < y->data ? -1 : x->data > y->data;
 }
 
 struct deferred {

@@ -44,8 +44,10 @@ struct jt_jit_item {
 struct jt_jit_source {
 	uint32_t id;
 	uint32_t pid;
-	uint16_t kind; /* enum jt_jit_kind */
+	uint16_t kind;	/* enum jt_jit_kind */
+	uint16_t found; /* enum jt_jit_found */
 	int32_t status;
+	uint64_t found_ns; /* when the recorder opened it */
 	const char *path;
 	uint64_t next_offset;
 	uint64_t gaps; /* pieces missing: the parser was restarted */

@@ -121,11 +121,10 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 }
 
 static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
-		 int status, const char *path, uint64_t ino)
+		 int found, int status, const char *path, uint64_t ino)
 {
-	struct jt_jitfile_rec r = {
-		jt_now_ns(), pid, id, kind, 0, status, ino
-	};
+	struct jt_jitfile_rec r = { jt_now_ns(), pid,	 id, kind,
+				    found,	 status, ino };
 
 	jt_writer_add(j->w, JT_REC_JITFILE, &r, sizeof(r), path,
 		      strlen(path) + 1);
@@ -136,23 +135,23 @@ static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
 	}
 }
 
-static void add(struct jt_jitfiles *j, pid_t pid, int kind, int fd,
+static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 		const char *path)
 {
 	struct jt_jitfile *f;
 	int err = vet(j, pid, fd);
-
 	struct stat st;
 
 	f = err ? NULL : realloc(j->f, (j->n + 1) * sizeof(*f));
 	if (!f) {
 		close(fd);
-		note(j, pid, 0, kind, err ? err : -ENOMEM, path, 0);
+		note(j, pid, 0, kind, found, err ? err : -ENOMEM, path, 0);
 		return;
 	}
 	j->f = f;
 	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0 };
-	note(j, pid, j->n + 1, kind, 0, path, fstat(fd, &st) ? 0 : st.st_ino);
+	note(j, pid, j->n + 1, kind, found, 0, path,
+	     fstat(fd, &st) ? 0 : st.st_ino);
 	j->n++;
 }
 
@@ -167,36 +166,64 @@ static bool is_jitdump_name(const char *path, pid_t pid)
 
 /*
  * The runtime maps its jitdump executable as a marker for perf. Open the
- * mapped file itself through map_files: no path lookup to race.
+ * mapped file itself through map_files: no path lookup to race. The
+ * mapping is seen as it is made (mmap) or, for a runtime that started
+ * before us, in the snapshot of its mappings at attach.
  */
-static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev,
-			size_t len)
+static void open_jitdump(struct jt_jitfiles *j, pid_t pid, const char *path,
+			 uint64_t start, uint64_t end, int found)
 {
-	char path[JT_PATH_MAX + 1], mf[96];
-	uint64_t end;
+	char mf[96];
 	int fd;
 
-	if (!ev->path_len || ev->result < 0 || !(ev->args[2] & PROT_EXEC))
+	if (!is_jitdump_name(path, pid) || find(j, pid, JT_JIT_JITDUMP))
 		return;
-	snprintf(path, sizeof(path), "%.*s",
-		 (int)strnlen(ev->path, ev->path_len), ev->path);
-	if (!is_jitdump_name(path, ev->h.pid) ||
-	    find(j, ev->h.pid, JT_JIT_JITDUMP))
-		return;
-	end = ev->result + ((ev->args[1] + 4095) & ~4095ULL);
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", ev->h.pid,
-		 (unsigned long long)ev->result, (unsigned long long)end);
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		note(j, ev->h.pid, 0, JT_JIT_JITDUMP, -errno, path, 0);
+		note(j, pid, 0, JT_JIT_JITDUMP, found, -errno, path, 0);
 		return;
 	}
-	add(j, ev->h.pid, JT_JIT_JITDUMP, fd, path);
+	add(j, pid, JT_JIT_JITDUMP, found, fd, path);
 }
 
-static void open_perfmap(struct jt_jitfiles *j, pid_t pid)
+static const char *event_path(const struct jt_map_event *ev,
+			      char buf[JT_PATH_MAX + 1])
+{
+	if (!ev->path_len)
+		return NULL;
+	snprintf(buf, JT_PATH_MAX + 1, "%.*s",
+		 (int)strnlen(ev->path, ev->path_len), ev->path);
+	return buf;
+}
+
+static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev)
+{
+	char buf[JT_PATH_MAX + 1];
+	const char *path = event_path(ev, buf);
+
+	if (!path || ev->result < 0 || !(ev->args[2] & PROT_EXEC))
+		return;
+	open_jitdump(j, ev->h.pid, path, ev->result,
+		     ev->result + ((ev->args[1] + 4095) & ~4095ULL),
+		     JT_FOUND_LIVE);
+}
+
+/* VM_EXEC, as the kernel's VMA flags and the /proc snapshot both say. */
+static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
+{
+	char buf[JT_PATH_MAX + 1];
+	const char *path = event_path(ev, buf);
+
+	if (path && (ev->vma.flags & 4))
+		open_jitdump(j, ev->h.pid, path, ev->vma.start, ev->vma.end,
+			     JT_FOUND_ATTACH);
+}
+
+static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
 	char path[64];
 	int fd;
@@ -207,10 +234,10 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			note(j, pid, 0, JT_JIT_PERFMAP, -errno, path, 0);
+			note(j, pid, 0, JT_JIT_PERFMAP, found, -errno, path, 0);
 		return;
 	}
-	add(j, pid, JT_JIT_PERFMAP, fd, path);
+	add(j, pid, JT_JIT_PERFMAP, found, fd, path);
 }
 
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
@@ -232,7 +259,7 @@ static void process_gone(struct jt_jitfiles *j, pid_t pid)
 {
 	size_t i;
 
-	open_perfmap(j, pid);
+	open_perfmap(j, pid, JT_FOUND_LIVE);
 	for (i = 0; i < j->n; i++) {
 		if (j->f[i].pid != pid || j->f[i].fd < 0)
 			continue;
@@ -247,13 +274,18 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 {
 	const struct jt_fork_event *fk = (const void *)h;
 	const struct jt_exit_event *ex = (const void *)h;
+	const struct jt_exec_event *ee = (const void *)h;
 
 	if (len < sizeof(*h) || h->size != len)
 		return;
 	switch (h->type) {
 	case JT_EV_MMAP:
 		if (len >= sizeof(struct jt_map_event))
-			marker_mmap(j, (const void *)h, len);
+			marker_mmap(j, (const void *)h);
+		break;
+	case JT_EV_VMA:
+		if (len >= sizeof(struct jt_map_event) && traced(j, h->pid))
+			marker_vma(j, (const void *)h);
 		break;
 	case JT_EV_FORK:
 		if (len >= sizeof(*fk) && !(fk->flags & JT_FORK_THREAD))
@@ -261,6 +293,10 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		break;
 	case JT_EV_EXEC:
 		jt_jitfiles_track(j, h->pid);
+		/* A perf-map made before we attached is read now, in -p and
+		 * -a alike, not only once it grows or its process exits. */
+		if (len >= sizeof(*ee) && (ee->flags & JT_EXEC_ATTACH))
+			open_perfmap(j, h->pid, JT_FOUND_ATTACH);
 		break;
 	case JT_EV_EXIT:
 		if (len >= sizeof(*ex) && ex->group_dead && traced(j, h->pid))
@@ -286,7 +322,7 @@ static void drain_inotify(struct jt_jitfiles *j)
 			if (e->len &&
 			    sscanf(e->name, "perf-%d.ma%c", &pid, &tail) == 2 &&
 			    tail == 'p' && traced(j, pid))
-				open_perfmap(j, pid);
+				open_perfmap(j, pid, JT_FOUND_LIVE);
 			p += sizeof(*e) + e->len;
 		}
 	}
@@ -299,7 +335,7 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 	drain_inotify(j);
 	if (j->inotify_fd < 0)
 		for (i = 0; i < j->nprocs; i++)
-			open_perfmap(j, j->procs[i].pid);
+			open_perfmap(j, j->procs[i].pid, JT_FOUND_LIVE);
 	for (i = 0; i < j->n; i++)
 		read_file(j, &j->f[i]);
 }

@@ -350,7 +350,19 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	       y->st.samples, y->st.unknown, y->st.retro);
 }
 
-/* JIT files found while recording: what was read, refused or broken. */
+static const char *found_how(const struct jt_jit_source *j)
+{
+	if (j->found == JT_FOUND_ATTACH)
+		return j->kind == JT_JIT_JITDUMP ? "mapped before attach" :
+						   "there before attach";
+	return j->kind == JT_JIT_JITDUMP ? "found at its marker mmap" :
+					   "found while recording";
+}
+
+/*
+ * JIT files found while recording: how they were found, and what was
+ * read, refused or broken.
+ */
 static void print_sources(const struct jt_stream *s)
 {
 	size_t i;
@@ -362,13 +374,13 @@ static void print_sources(const struct jt_stream *s)
 							&j->map.stats;
 
 		if (j->status) {
-			printf("# %s (pid %u): refused: %s\n", j->path, j->pid,
-			       strerror(-j->status));
+			printf("# %s (pid %u, %s): refused: %s\n", j->path,
+			       j->pid, found_how(j), strerror(-j->status));
 			continue;
 		}
-		printf("# %s (pid %u): %" PRIu64 " records, %" PRIu64
+		printf("# %s (pid %u, %s): %" PRIu64 " records, %" PRIu64
 		       " malformed skipped%s%s\n",
-		       j->path, j->pid, st->records, st->skipped,
+		       j->path, j->pid, found_how(j), st->records, st->skipped,
 		       j->dump.failed ? "; stopped: " : "",
 		       j->dump.failed ? j->dump.err : "");
 	}
