@@ -393,3 +393,18 @@ def test_make_install_honours_prefix_and_destdir():
     binary = os.path.join(dest, "opt/jt/bin/jittrace")
     assert os.access(binary, os.X_OK)
     assert "usage: jittrace" in run([binary, "--help"]).stdout
+
+
+def test_attach_ends_when_the_process_exits_unreaped():
+    # The process exits but its parent (this test) has not reaped it: a
+    # zombie still answers kill(pid, 0). record -p must end all the same.
+    target = gated("true")
+    rec = start_attached(["-p", str(target.pid), "-o",
+                          os.path.join(TMP, "zombie.data"), "--duration", "60"])
+    target.stdin.write("go\n")
+    target.stdin.flush()
+    try:
+        rec.communicate(timeout=30)
+    finally:
+        target.wait()
+    assert rec.returncode == 0

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -524,6 +525,28 @@ static int drain(struct recorder *r)
 	return 0;
 }
 
+/* Exited counts, reaped or not: a zombie's parent may be waiting on us. */
+static bool pid_gone(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold anything, the state follows
+	 * the last ')'. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static bool target_done(struct recorder *r, int *status)
 {
 	if (r->target.pid &&
@@ -531,7 +554,7 @@ static bool target_done(struct recorder *r, int *status)
 		r->target.pid = 0;
 		return true;
 	}
-	return r->o.pid && kill(r->o.pid, 0) && errno == ESRCH;
+	return r->o.pid && pid_gone(r->o.pid);
 }
 
 /*
