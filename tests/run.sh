@@ -12,6 +12,8 @@ count() { sed -n "s/$1/\1/p" "$log" | awk '{s += $1} END {print s + 0}'; }
 
 if [ "$what" = all ] || [ "$what" = unit ]; then
 	for t in "$out"/tests/test_*; do
+		# Beside each binary lies its .d (header dependencies).
+		[ -x "$t" ] || continue
 		"$t" >"$log" 2>&1
 		rc=$?
 		cat "$log"
