@@ -209,6 +209,14 @@ def comm(pid):
         return None
 
 
+def in_read(pid):
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().split()[0] == "0"
+    except (OSError, IndexError):
+        return False
+
+
 def gone(pid, timeout=30):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -247,11 +255,11 @@ def test_command_never_runs_unless_the_gate_opens():
             assert time.monotonic() < end and r.poll() is None
             time.sleep(0.005)
         child = children(r.pid)[0]
-        # Freeze the recorder; a child still waiting at the gate after
-        # that will wait forever, so the gate was not opened.
+        # Freeze the recorder. A child still blocked in read(2) on the
+        # gate well after that will wait forever: the gate was not opened.
         r.send_signal(signal.SIGSTOP)
-        time.sleep(0.2)
-        waiting = comm(child) == "jittrace"
+        time.sleep(0.5)
+        waiting = comm(child) == "jittrace" and in_read(child)
         r.kill()
         r.wait()
         assert gone(child)
