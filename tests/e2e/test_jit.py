@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import time
 
-from jt import JT, TMP, USER, WL, hx, record, run, script
+from jt import AS_USER, JT, TMP, USER, WL, hx, record, run, script, start_attached
 
 CODE = 16
 
@@ -200,3 +200,36 @@ def test_elf_symbols_and_build_id_check():
     assert not any(r["sym"] == "spin_here" for r in rep)
     assert any(r["dso"] == "spin-copy" and r["sym"].startswith("[spin-copy+0x")
                for r in rep), rep
+
+
+WRITER = r'''
+import os, sys
+print(os.getpid(), flush=True)
+sys.stdin.readline()
+fd = os.open(f"/tmp/perf-{os.getpid()}.map", os.O_WRONLY | os.O_APPEND)
+for _ in range(2000):
+    os.write(fd, b"x")
+'''
+
+
+def test_refused_perfmap_is_recorded_and_said_once():
+    # A perf-map another user planted, written a byte at a time: refused
+    # once, not once per write, and the report counts what it ignored.
+    w = subprocess.Popen([*AS_USER, "python3", "-c", WRITER], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    pid = int(w.stdout.readline())
+    path = _plant(pid, "other-user")
+    os.chmod(path, 0o666)
+    try:
+        data = os.path.join(TMP, "refused-once.data")
+        rec = start_attached(["-p", str(pid), "-o", data, "--duration", "60"])
+        w.communicate("go\n", timeout=60)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        os.unlink(path)
+    err = rec.said_first + err
+    assert err.count(f"not reading {path}") == 1, err
+    rep = run([JT, "report", "-i", data]).stdout
+    rows = [l for l in rep.splitlines() if l.startswith(f"# {path} ")]
+    assert rows == [f"# {path} (pid {pid}, there before attach): refused: "
+                    "Operation not permitted; 2000 writes to it ignored"], rows

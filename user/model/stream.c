@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,25 +339,42 @@ static int cmp_write(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Each perf-map source's run of writes in the sorted list. */
+/* First write after (upper) or at (lower) (pid, ino) in the sorted list. */
+static size_t write_bound(const struct jt_stream *s, uint32_t pid, uint64_t ino,
+			  bool upper)
+{
+	size_t lo = 0, hi = s->nwrites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct jt_mapwrite *w = &s->writes[mid];
+		bool before = w->pid < pid ||
+			      (w->pid == pid &&
+			       (w->ino < ino || (upper && w->ino == ino)));
+
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Each perf-map source's run of writes in the sorted list, by binary
+ * search: a file written a byte at a time gives millions of writes.
+ */
 static void bind_writes(struct jt_stream *s)
 {
-	size_t i, j;
+	size_t i;
 
 	if (s->nwrites)
 		qsort(s->writes, s->nwrites, sizeof(*s->writes), cmp_write);
 	for (i = 0; i < s->nsources; i++) {
 		struct jt_jit_source *src = &s->sources[i];
 
-		for (j = 0; j < s->nwrites && (s->writes[j].pid != src->pid ||
-					       s->writes[j].ino != src->ino);
-		     j++)
-			;
-		src->write_next = j;
-		while (j < s->nwrites && s->writes[j].pid == src->pid &&
-		       s->writes[j].ino == src->ino)
-			j++;
-		src->write_end = j;
+		src->write_next = write_bound(s, src->pid, src->ino, false);
+		src->write_end = write_bound(s, src->pid, src->ino, true);
 	}
 }
 

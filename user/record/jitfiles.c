@@ -135,23 +135,34 @@ static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
 	}
 }
 
+/*
+ * Accepted or refused, a file gets one entry: a refused one is recorded
+ * and said once, however often its process touches it again (a perf-map
+ * written a byte at a time would otherwise refuse itself per write). Its
+ * inode lets the report count the writes that went to it.
+ */
 static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
-		const char *path)
+		int err, const char *path)
 {
-	struct jt_jitfile *f;
-	int err = vet(j, pid, fd);
+	struct jt_jitfile *f = realloc(j->f, (j->n + 1) * sizeof(*f));
 	struct stat st;
+	uint64_t ino = fd >= 0 && !fstat(fd, &st) ? st.st_ino : 0;
 
-	f = err ? NULL : realloc(j->f, (j->n + 1) * sizeof(*f));
+	if (!err && fd >= 0)
+		err = vet(j, pid, fd);
 	if (!f) {
-		close(fd);
-		note(j, pid, 0, kind, found, err ? err : -ENOMEM, path, 0);
+		if (fd >= 0)
+			close(fd);
+		note(j, pid, 0, kind, found, -ENOMEM, path, ino);
 		return;
 	}
 	j->f = f;
-	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0 };
-	note(j, pid, j->n + 1, kind, found, 0, path,
-	     fstat(fd, &st) ? 0 : st.st_ino);
+	if (err && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0, err };
+	note(j, pid, j->n + 1, kind, found, err, path, ino);
 	j->n++;
 }
 
@@ -183,11 +194,7 @@ static void open_jitdump(struct jt_jitfiles *j, pid_t pid, const char *path,
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		note(j, pid, 0, JT_JIT_JITDUMP, found, -errno, path, 0);
-		return;
-	}
-	add(j, pid, JT_JIT_JITDUMP, found, fd, path);
+	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? -errno : 0, path);
 }
 
 static const char *event_path(const struct jt_map_event *ev,
@@ -232,12 +239,9 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 		return;
 	snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%d.map", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			note(j, pid, 0, JT_JIT_PERFMAP, found, -errno, path, 0);
+	if (fd < 0 && errno == ENOENT)
 		return;
-	}
-	add(j, pid, JT_JIT_PERFMAP, found, fd, path);
+	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? -errno : 0, path);
 }
 
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)

@@ -374,8 +374,13 @@ static void print_sources(const struct jt_stream *s)
 							&j->map.stats;
 
 		if (j->status) {
-			printf("# %s (pid %u, %s): refused: %s\n", j->path,
+			printf("# %s (pid %u, %s): refused: %s", j->path,
 			       j->pid, found_how(j), strerror(-j->status));
+			if (j->kind == JT_JIT_PERFMAP &&
+			    j->write_end > j->write_next)
+				printf("; %zu writes to it ignored",
+				       j->write_end - j->write_next);
+			printf("\n");
 			continue;
 		}
 		printf("# %s (pid %u, %s): %" PRIu64 " records, %" PRIu64
