@@ -344,6 +344,15 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 		read_file(j, &j->f[i]);
 }
 
+size_t jt_jitfiles_accepted(const struct jt_jitfiles *j)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < j->n; i++)
+		n += !j->f[i].status;
+	return n;
+}
+
 void jt_jitfiles_close(struct jt_jitfiles *j)
 {
 	size_t i;

@@ -50,6 +50,8 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid);
 /* Read what is new in every file; call when inotify_fd is readable too. */
 void jt_jitfiles_poll(struct jt_jitfiles *j);
+/* Files being read (the rest were refused). */
+size_t jt_jitfiles_accepted(const struct jt_jitfiles *j);
 void jt_jitfiles_close(struct jt_jitfiles *j);
 
 #endif

@@ -592,7 +592,7 @@ static void finish(struct recorder *r, int exit_status)
 
 	ring_buffer__consume(r->probes.rb);
 	jt_perf_drain(&r->perf, &r->w);
-	r->jit_files = r->jit.n - r->jit.refused;
+	r->jit_files = jt_jitfiles_accepted(&r->jit);
 	jt_jitfiles_close(&r->jit);
 	write_lost(r, true);
 	f.time = jt_now_ns();
