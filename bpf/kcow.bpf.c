@@ -30,7 +30,7 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 		return 0; /* born private: no copy */
 	ev.kind = f ? (present ? JT_COW_FILE_WP : JT_COW_FILE_FIRST) :
 		      JT_COW_ANON_WP;
-	ev.page = BPF_CORE_READ(vmf, address) & ~4095ULL;
+	ev.page = BPF_CORE_READ(vmf, address) & JT_PAGE_MASK;
 	ev.error_code = PF_WRITE | (present ? PF_PROT : 0);
 	if (fflags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER))
 		ev.error_code |= PF_USER;

@@ -202,7 +202,7 @@ static __always_inline int ret_mprotect_fixup(__u64 ret)
 		return 0;
 	jt_fill_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
-	last = first + PAGE_ALIGN(c->args[1]) - 1;
+	last = first + JT_PAGE_ALIGN(c->args[1]) - 1;
 	if (v.start <= first && first < v.end)
 		c->vma = v;
 	if (v.start <= last && last < v.end)
@@ -233,8 +233,8 @@ static __always_inline int ret_do_mprotect_pkey(__u64 ret)
 	first = c->args[0];
 	if (!(int)ret && c->args[1]) {
 		fill_missing(&c->vma, first, &c->flags);
-		fill_missing(&c->vma_last, first + PAGE_ALIGN(c->args[1]) - 1,
-			     &c->flags);
+		fill_missing(&c->vma_last,
+			     first + JT_PAGE_ALIGN(c->args[1]) - 1, &c->flags);
 	}
 	return kcall_emit(c, (int)ret, false);
 }

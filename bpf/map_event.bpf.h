@@ -9,7 +9,6 @@
 
 #include "common.bpf.h"
 
-#define PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
 #define IS_ERR_RET(r) ((__u64)(r) >= (__u64)-4095)
 
 struct pending_call {
@@ -39,15 +38,15 @@ static __always_inline bool result_range(struct jt_map_event *ev, __u64 *first,
 	switch (ev->h.type) {
 	case JT_EV_MMAP:
 		*first = r;
-		*last = r + PAGE_ALIGN(ev->args[1]) - 1;
+		*last = r + JT_PAGE_ALIGN(ev->args[1]) - 1;
 		return ev->args[1] != 0;
 	case JT_EV_MPROTECT:
 		*first = ev->args[0];
-		*last = ev->args[0] + PAGE_ALIGN(ev->args[1]) - 1;
+		*last = ev->args[0] + JT_PAGE_ALIGN(ev->args[1]) - 1;
 		return ev->args[1] != 0;
 	case JT_EV_MREMAP:
 		*first = r;
-		*last = r + PAGE_ALIGN(ev->args[2]) - 1;
+		*last = r + JT_PAGE_ALIGN(ev->args[2]) - 1;
 		return ev->args[2] != 0;
 	case JT_EV_BRK:
 		*first = *last = r - 1;

@@ -15,6 +15,13 @@
 
 #define JT_PATH_MAX 1024 /* power of two: BPF masks offsets with it */
 #define JT_COMM_LEN 16
+/*
+ * The page every requested length is rounded to, as the kernel rounds
+ * it; one definition for BPF and userspace (x86-64: 4 KiB).
+ */
+#define JT_PAGE_SIZE 4096ULL
+#define JT_PAGE_MASK (~(JT_PAGE_SIZE - 1))
+#define JT_PAGE_ALIGN(x) (((x) + JT_PAGE_SIZE - 1) & JT_PAGE_MASK)
 
 enum jt_event_type {
 	JT_EV_MMAP = 1,

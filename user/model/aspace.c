@@ -187,7 +187,7 @@ enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr)
 		return JT_SHARE_ANON;
 	if (jt_region_shared(r))
 		return JT_SHARE_FILE;
-	c = jt_aspace_cowpage(as, addr & ~4095ULL);
+	c = jt_aspace_cowpage(as, addr & JT_PAGE_MASK);
 	if (c && c->time > r->fork_ns)
 		return JT_SHARE_PRIVATE;
 	if (c || (r->fork_ns && r->kind != JT_RK_FILE))
@@ -316,8 +316,8 @@ static struct jt_region *find_heap(struct jt_aspace *as, uint64_t start)
 int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 		  uint64_t now)
 {
-	uint64_t hs = (start_brk + 4095) & ~4095ULL;
-	uint64_t he = (brk + 4095) & ~4095ULL;
+	uint64_t hs = JT_PAGE_ALIGN(start_brk);
+	uint64_t he = JT_PAGE_ALIGN(brk);
 	struct jt_region *h = find_heap(as, hs), r;
 	int err;
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "model/elfsyms.h"
 #include "lib/reserve.h"
+#include "model/elfsyms.h"
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -142,21 +142,17 @@ static void load(struct jt_elffile *f, struct jt_strtab *strs)
 
 struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
 {
-	struct jt_elffile *f, **files;
+	struct jt_elffile *f;
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
 		if (c->files[i]->path == path)
 			return c->files[i];
-	files = realloc(c->files, (c->n + 1) * sizeof(*files));
-	f = calloc(1, sizeof(*f));
-	if (!files || !f) {
-		free(f);
-		if (files)
-			c->files = files;
+	if (jt_reserve(&c->files, &c->cap, c->n + 1, sizeof(*c->files)))
 		return NULL;
-	}
-	c->files = files;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
 	c->files[c->n++] = f;
 	f->path = path;
 	elf_version(EV_CURRENT);

@@ -36,6 +36,7 @@ struct jt_elffile {
 struct jt_elfcache {
 	struct jt_elffile **files;
 	size_t n;
+	size_t cap;
 	struct jt_strtab *strs;
 };
 

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "lib/reserve.h"
 #include "model/kallsyms.h"
 
 #define KALLSYMS_MAX (256u << 20)
@@ -29,15 +30,9 @@ static void parse(struct jt_kallsyms *k, size_t len)
 		if (name + 3 < nl && name[0] == ' ' && name[2] == ' ') {
 			name += 3;
 			name[strcspn(name, " \t")] = 0;
-			if (k->n == cap) {
-				struct jt_ksym *s = realloc(
-					k->syms, (cap = cap ? cap * 2 : 65536) *
-							 sizeof(*s));
-
-				if (!s)
-					break;
-				k->syms = s;
-			}
+			if (jt_reserve(&k->syms, &cap, k->n + 1,
+				       sizeof(*k->syms)))
+				break;
 			k->syms[k->n++] = (struct jt_ksym){ addr, name };
 		}
 		p = nl + 1;

@@ -5,7 +5,6 @@
 #include "model/model.h"
 #include "lib/reserve.h"
 
-#define PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
 #define IS_ERR_RET(r) ((uint64_t)(r) >= (uint64_t)-4095)
 #define VM_READ 0x1
 #define VM_WRITE 0x2
@@ -156,7 +155,7 @@ static void apply_mmap(struct jt_model *m, struct jt_aspace *as,
 	uint64_t flags = ev->args[3];
 	struct jt_region r = {
 		.start = ev->result,
-		.end = ev->result + PAGE_ALIGN(ev->args[1]),
+		.end = ev->result + JT_PAGE_ALIGN(ev->args[1]),
 		.prot = ev->args[2],
 		.mflags = flags,
 		.born_ns = ev->h.time,
@@ -191,7 +190,7 @@ static void apply_shmat(struct jt_model *m, struct jt_aspace *as,
 		.start = ev->result,
 		.end = ev->vma.start == (uint64_t)ev->result ?
 			       ev->vma.end :
-			       (uint64_t)ev->result + 4096,
+			       (uint64_t)ev->result + JT_PAGE_SIZE,
 		.prot = ev->vma.flags & (VM_READ | VM_WRITE | VM_EXEC),
 		.mflags = MAP_SHARED,
 		.kind = JT_RK_FILE,
@@ -230,7 +229,7 @@ static uint16_t snapshot_kind(const struct jt_map_event *ev)
 		return JT_RK_VDSO;
 	if ((v->flags & (VM_IO | VM_PFNMAP)) == (VM_IO | VM_PFNMAP))
 		return JT_RK_VVAR;
-	if (v->start >= ev->args[0] && v->end <= PAGE_ALIGN(ev->args[1]) &&
+	if (v->start >= ev->args[0] && v->end <= JT_PAGE_ALIGN(ev->args[1]) &&
 	    ev->args[1] > ev->args[0])
 		return JT_RK_HEAP;
 	return v->flags & VM_SHARED ? JT_RK_SHARED_ANON : JT_RK_ANON;
@@ -255,7 +254,7 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 		r.path = event_path(m, ev);
 		r.dev = ev->dev;
 		r.ino = ev->ino;
-		r.pgoff = v->pgoff * 4096;
+		r.pgoff = v->pgoff * JT_PAGE_SIZE;
 	}
 
 	check(m, jt_aspace_map(as, &r));
@@ -323,22 +322,22 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		return;
 	switch (ev->h.type) {
 	case JT_EV_MMAP:
-		jit_cut(p, ev->result, ev->result + PAGE_ALIGN(a[1]));
+		jit_cut(p, ev->result, ev->result + JT_PAGE_ALIGN(a[1]));
 		apply_mmap(m, as, ev);
 		break;
 	case JT_EV_MPROTECT:
-		check(m, jt_aspace_protect(as, a[0], a[0] + PAGE_ALIGN(a[1]),
+		check(m, jt_aspace_protect(as, a[0], a[0] + JT_PAGE_ALIGN(a[1]),
 					   a[2]));
 		break;
 	case JT_EV_MUNMAP:
-		jit_cut(p, a[0], a[0] + PAGE_ALIGN(a[1]));
-		check(m, jt_aspace_cut(as, a[0], a[0] + PAGE_ALIGN(a[1])));
+		jit_cut(p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
+		check(m, jt_aspace_cut(as, a[0], a[0] + JT_PAGE_ALIGN(a[1])));
 		break;
 	case JT_EV_MREMAP:
 		if (!(a[3] & MREMAP_DONTUNMAP) && ev->result != (int64_t)a[0])
-			jit_cut(p, a[0], a[0] + PAGE_ALIGN(a[1]));
-		check(m, jt_aspace_remap(as, a[0], PAGE_ALIGN(a[1]), ev->result,
-					 PAGE_ALIGN(a[2]),
+			jit_cut(p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
+		check(m, jt_aspace_remap(as, a[0], JT_PAGE_ALIGN(a[1]),
+					 ev->result, JT_PAGE_ALIGN(a[2]),
 					 a[3] & MREMAP_DONTUNMAP, ev->h.time));
 		break;
 	case JT_EV_BRK:

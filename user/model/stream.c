@@ -29,10 +29,10 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 		if (!nl)
 			nl = end;
 		if (eq) {
-			m = realloc(s->meta, (s->nmeta + 1) * sizeof(*m));
-			if (!m)
+			if (jt_reserve(&s->meta, &s->meta_cap, s->nmeta + 1,
+				       sizeof(*s->meta)))
 				return -ENOMEM;
-			s->meta = m;
+			m = s->meta;
 			m[s->nmeta].key = strndup(text, eq - text);
 			m[s->nmeta].value = strndup(eq + 1, nl - eq - 1);
 			s->nmeta++;
@@ -125,11 +125,10 @@ static int add_source(struct jt_stream *s, const struct jt_rec *r)
 		s->unknown_recs++;
 		return 0;
 	}
-	src = realloc(s->sources, (s->nsources + 1) * sizeof(*src));
-	if (!src)
+	if (jt_reserve(&s->sources, &s->sources_cap, s->nsources + 1,
+		       sizeof(*s->sources)))
 		return -ENOMEM;
-	s->sources = src;
-	src = &src[s->nsources++];
+	src = &s->sources[s->nsources++];
 	memset(src, 0, sizeof(*src));
 	src->id = f->file_id;
 	src->pid = f->pid;
@@ -291,10 +290,10 @@ static int add_write(struct jt_stream *s, const struct jt_rec *r, uint64_t seq)
 
 	if (r->len != sizeof(*w) || w->h.size != sizeof(*w))
 		return 0;
-	n = realloc(s->writes, (s->nwrites + 1) * sizeof(*n));
-	if (!n)
+	if (jt_reserve(&s->writes, &s->writes_cap, s->nwrites + 1,
+		       sizeof(*s->writes)))
 		return -ENOMEM;
-	s->writes = n;
+	n = s->writes;
 	n[s->nwrites++] = (struct jt_mapwrite){ w->h.pid, w->ino, w->end,
 						w->h.time, seq };
 	return 0;
@@ -302,16 +301,13 @@ static int add_write(struct jt_stream *s, const struct jt_rec *r, uint64_t seq)
 
 static int add_buildid(struct jt_stream *s, const struct jt_rec *r)
 {
-	const struct jt_buildid_rec **n;
-
 	if (r->len < sizeof(struct jt_buildid_rec) ||
 	    ((const struct jt_buildid_rec *)r->data)->len > 20)
 		return 0;
-	n = realloc(s->buildids, (s->nbuildids + 1) * sizeof(*n));
-	if (!n)
+	if (jt_reserve(&s->buildids, &s->buildids_cap, s->nbuildids + 1,
+		       sizeof(*s->buildids)))
 		return -ENOMEM;
-	s->buildids = n;
-	n[s->nbuildids++] = r->data;
+	s->buildids[s->nbuildids++] = r->data;
 	return 0;
 }
 
@@ -401,8 +397,8 @@ struct deferred {
  */
 static int read_all(struct jt_stream *s)
 {
-	struct deferred *jit = NULL, *d;
-	size_t cap = 0, njit = 0, i;
+	struct deferred *jit = NULL;
+	size_t cap = 0, njit = 0, jit_cap = 0, i;
 	struct jt_rec r;
 	uint64_t seq = 0;
 	int err = 0;
@@ -427,13 +423,10 @@ static int read_all(struct jt_stream *s)
 			err = add_source(s, &r);
 			break;
 		case JT_REC_JIT:
-			d = realloc(jit, (njit + 1) * sizeof(*d));
-			if (!d) {
-				err = -ENOMEM;
-				break;
-			}
-			jit = d;
-			jit[njit++] = (struct deferred){ r, seq };
+			err = jt_reserve(&jit, &jit_cap, njit + 1,
+					 sizeof(*jit));
+			if (!err)
+				jit[njit++] = (struct deferred){ r, seq };
 			break;
 		case JT_REC_KALLSYMS:
 			s->kallsyms = r.data;

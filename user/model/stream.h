@@ -79,6 +79,7 @@ struct jt_stream {
 	size_t n;
 	struct jt_meta *meta;
 	size_t nmeta;
+	size_t meta_cap;
 	uint64_t sample_type;
 	struct jt_lost_rec lost; /* the last one in the file */
 	struct jt_finish_rec finish;
@@ -91,13 +92,16 @@ struct jt_stream {
 	size_t jit_cap;
 	struct jt_jit_source *sources;
 	size_t nsources;
+	size_t sources_cap;
 	struct jt_strtab strs;
 	const void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;
 	struct jt_mapwrite *writes; /* JT_EV_MAPWRITE by pid, inode, time */
 	size_t nwrites;
+	size_t writes_cap;
 	const struct jt_buildid_rec **buildids;
 	size_t nbuildids;
+	size_t buildids_cap;
 	struct jt_tsc tsc;		/* valid when tsc.mult */
 	uint64_t arch_time_unconverted; /* read time used instead */
 };

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "lib/perf_rec.h"
+#include "lib/reserve.h"
 #include "model/elfsyms.h"
 #include "model/kallsyms.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
-#include "lib/reserve.h"
 
 /* A sample in executable memory no source named (yet). */
 struct pending {
@@ -86,7 +86,6 @@ static bool changed(struct symbolizer *z, const struct jt_elffile *f,
 	const struct jt_buildid_rec *b =
 		jt_stream_buildid(z->s, g->dev, g->ino);
 	struct jt_syms *o = z->out;
-	const char **n;
 	size_t i;
 
 	if (!b || !b->len ||
@@ -95,11 +94,9 @@ static bool changed(struct symbolizer *z, const struct jt_elffile *f,
 	for (i = 0; i < o->nchanged; i++)
 		if (o->changed[i] == f->path)
 			return true;
-	n = realloc(o->changed, (o->nchanged + 1) * sizeof(*n));
-	if (n) {
-		o->changed = n;
+	if (!jt_reserve(&o->changed, &o->changed_cap, o->nchanged + 1,
+			sizeof(*o->changed)))
 		o->changed[o->nchanged++] = f->path;
-	}
 	return true;
 }
 

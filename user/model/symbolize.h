@@ -46,6 +46,7 @@ struct jt_syms {
 	struct jt_strtab strs;
 	const char **changed; /* files whose build-id is not the recorded one */
 	size_t nchanged;
+	size_t changed_cap;
 };
 
 int jt_symbolize(struct jt_stream *s, struct jt_syms *out);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "lib/reserve.h"
 #include "model/elfsyms.h"
 #include "record/buildids.h"
 
@@ -40,7 +41,6 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 	const struct jt_map_event *ev = (const void *)h;
 	struct jt_buildid_rec r = {};
 	char path[JT_PATH_MAX + 1];
-	void *n;
 	int fd;
 
 	if (len < sizeof(*ev) || h->size != len || !ev->path_len ||
@@ -52,10 +52,8 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 		return;
 	if (seen(b, ev->dev, ev->ino))
 		return;
-	n = realloc(b->seen, (b->n + 1) * sizeof(*b->seen));
-	if (!n)
+	if (jt_reserve(&b->seen, &b->cap, b->n + 1, sizeof(*b->seen)))
 		return;
-	b->seen = n;
 	b->seen[b->n].dev = ev->dev;
 	b->seen[b->n++].ino = ev->ino;
 	snprintf(path, sizeof(path), "%.*s",

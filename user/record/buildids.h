@@ -19,6 +19,7 @@ struct jt_buildids {
 		uint64_t ino;
 	} * seen;
 	size_t n;
+	size_t cap;
 };
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,

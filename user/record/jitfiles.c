@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/reserve.h"
 #include "record/jitfiles.h"
 #include "record/snapshot.h"
 
@@ -56,10 +57,9 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid)
 	struct jt_jitproc *p = proc(j, pid);
 
 	if (!p) {
-		p = realloc(j->procs, (j->nprocs + 1) * sizeof(*p));
-		if (!p)
+		if (jt_reserve(&j->procs, &j->procs_cap, j->nprocs + 1,
+			       sizeof(*j->procs)))
 			return;
-		j->procs = p;
 		p = &j->procs[j->nprocs++];
 		p->pid = pid;
 	}
@@ -144,24 +144,22 @@ static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
 static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 		int err, const char *path)
 {
-	struct jt_jitfile *f = realloc(j->f, (j->n + 1) * sizeof(*f));
 	struct stat st;
 	uint64_t ino = fd >= 0 && !fstat(fd, &st) ? st.st_ino : 0;
 
 	if (!err && fd >= 0)
 		err = vet(j, pid, fd);
-	if (!f) {
+	if (jt_reserve(&j->f, &j->cap, j->n + 1, sizeof(*j->f))) {
 		if (fd >= 0)
 			close(fd);
 		note(j, pid, 0, kind, found, -ENOMEM, path, ino);
 		return;
 	}
-	j->f = f;
 	if (err && fd >= 0) {
 		close(fd);
 		fd = -1;
 	}
-	f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0, err };
+	j->f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0, err };
 	note(j, pid, j->n + 1, kind, found, err, path, ino);
 	j->n++;
 }
@@ -215,8 +213,7 @@ static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev)
 	if (!path || ev->result < 0 || !(ev->args[2] & PROT_EXEC))
 		return;
 	open_jitdump(j, ev->h.pid, path, ev->result,
-		     ev->result + ((ev->args[1] + 4095) & ~4095ULL),
-		     JT_FOUND_LIVE);
+		     ev->result + JT_PAGE_ALIGN(ev->args[1]), JT_FOUND_LIVE);
 }
 
 /* VM_EXEC, as the kernel's VMA flags and the /proc snapshot both say. */

@@ -34,8 +34,10 @@ struct jt_jitfiles {
 	struct jt_writer *w;
 	struct jt_jitfile *f;
 	size_t n;
+	size_t cap;
 	struct jt_jitproc *procs; /* traced processes, for their perf-map */
 	size_t nprocs;
+	size_t procs_cap;
 	bool all;
 	int inotify_fd;
 	char *buf;

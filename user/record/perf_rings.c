@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/reserve.h"
 #include "record/perf_rings.h"
 
 static const struct {
@@ -97,11 +98,8 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 
 static int add_fd(struct jt_perf *p, int fd)
 {
-	int *n = realloc(p->fds, (p->nfds + 1) * sizeof(*n));
-
-	if (!n)
+	if (jt_reserve(&p->fds, &p->fds_cap, p->nfds + 1, sizeof(*p->fds)))
 		return -ENOMEM;
-	p->fds = n;
 	p->fds[p->nfds++] = fd;
 	return 0;
 }
@@ -109,16 +107,15 @@ static int add_fd(struct jt_perf *p, int fd)
 static int map_ring(struct jt_perf *p, int fd, int cpu)
 {
 	size_t size = (p->pages + 1) * sysconf(_SC_PAGESIZE);
-	struct jt_ring *r = realloc(p->rings, (p->nrings + 1) * sizeof(*r));
 	void *base;
 
-	if (!r)
+	if (jt_reserve(&p->rings, &p->rings_cap, p->nrings + 1,
+		       sizeof(*p->rings)))
 		return -ENOMEM;
-	p->rings = r;
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return -errno;
-	r[p->nrings++] = (struct jt_ring){ fd, base, size, cpu };
+	p->rings[p->nrings++] = (struct jt_ring){ fd, base, size, cpu };
 	return 0;
 }
 

@@ -31,8 +31,10 @@ struct jt_perf {
 	const char *event; /* the event actually sampled */
 	struct jt_ring *rings;
 	int nrings;
+	size_t rings_cap;
 	int *fds; /* every fd, ring owners and redirected ones */
 	int nfds;
+	size_t fds_cap;
 	char *tmp; /* a record that wraps around the ring end */
 	uint64_t records;
 	uint64_t lost_records; /* summed from PERF_RECORD_LOST */

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "jittrace.h"
 #include "lib/jt_file.h"
+#include "lib/reserve.h"
 #include "record/buildids.h"
 #include "record/jitfiles.h"
 #include "record/kallsyms_capture.h"
@@ -332,6 +333,7 @@ static int list_threads(pid_t pid, pid_t **out)
 {
 	char path[64];
 	struct dirent *de;
+	size_t cap = 0;
 	int n = 0;
 	DIR *d;
 
@@ -341,15 +343,11 @@ static int list_threads(pid_t pid, pid_t **out)
 		return -errno;
 	*out = NULL;
 	while ((de = readdir(d))) {
-		pid_t *t;
-
 		if (de->d_name[0] == '.')
 			continue;
-		t = realloc(*out, (n + 1) * sizeof(*t));
-		if (!t)
+		if (jt_reserve(out, &cap, n + 1, sizeof(**out)))
 			break;
-		*out = t;
-		t[n++] = atoi(de->d_name);
+		(*out)[n++] = atoi(de->d_name);
 	}
 	closedir(d);
 	return n;

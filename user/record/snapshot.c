@@ -72,7 +72,7 @@ static int parse_line(char *line, struct jt_map_event *ev, char *path)
 		   perms, &off, &maj, &min, &ino, &pos) < 7)
 		return -EINVAL;
 	line[strcspn(line, "\n")] = 0;
-	ev->vma = (struct jt_vma){ start, end, 0, off / 4096 };
+	ev->vma = (struct jt_vma){ start, end, 0, off / JT_PAGE_SIZE };
 	ev->vma.flags |= perms[0] == 'r' ? 1 : 0;
 	ev->vma.flags |= perms[1] == 'w' ? 2 : 0;
 	ev->vma.flags |= perms[2] == 'x' ? 4 : 0;

@@ -243,7 +243,7 @@ static void data_sample(struct audit *a, struct jt_model *m,
 	if (!p || !p->as || !(r = jt_aspace_find(p->as, smp->addr)) ||
 	    r->kind != JT_RK_FILE || jt_region_shared(r))
 		return;
-	fp = file_page(a, r, (r->pgoff + smp->addr - r->start) & ~4095ULL);
+	fp = file_page(a, r, (r->pgoff + smp->addr - r->start) & JT_PAGE_MASK);
 	if (!fp)
 		return;
 	fp->samples++;
@@ -450,7 +450,7 @@ static void false_sharing(struct audit *a, const struct filepage *fp)
 		jt_json_end(w);
 	}
 	add(a, "false-sharing-suspect", fp->pids[0], fp->offset,
-	    fp->offset + 4096, text, &d);
+	    fp->offset + JT_PAGE_SIZE, text, &d);
 }
 
 static void finish(struct audit *a, struct jt_model *m)

@@ -7,6 +7,7 @@
 #include "jittrace.h"
 #include "lib/fmt.h"
 #include "lib/perf_rec.h"
+#include "lib/reserve.h"
 #include "model/replay.h"
 #include "model/symbolize.h"
 #include "views/script.h"
@@ -267,7 +268,7 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 		 const struct jt_symres *y, uint32_t pid)
 {
 	struct jt_proc *p = jt_model_find(m, pid);
-	char *line = NULL, name[256], **n;
+	char *line = NULL, name[256];
 	size_t len = 0, i;
 	FILE *f = open_memstream(&line, &len);
 
@@ -279,12 +280,11 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 	if (!y->nframes)
 		fprintf(f, ";%s", jt_symres_name(y, name, sizeof(name)));
 	fclose(f);
-	n = realloc(c->stacks, (c->nstacks + 1) * sizeof(*n));
-	if (!n) {
+	if (jt_reserve(&c->stacks, &c->stacks_cap, c->nstacks + 1,
+		       sizeof(*c->stacks))) {
 		free(line);
 		return;
 	}
-	c->stacks = n;
 	c->stacks[c->nstacks++] = line;
 }
 

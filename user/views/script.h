@@ -16,6 +16,7 @@ struct script_ctx {
 	struct jt_json j;
 	char **stacks;
 	size_t nstacks;
+	size_t stacks_cap;
 	uint64_t samples;
 };
 
