@@ -220,11 +220,13 @@ static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev)
 static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
 {
 	char buf[JT_PATH_MAX + 1];
-	const char *path = event_path(ev, buf);
+	const char *path;
 
-	if (path && (ev->vma.flags & 4))
-		open_jitdump(j, ev->h.pid, path, ev->vma.start, ev->vma.end,
-			     JT_FOUND_ATTACH);
+	/* Every VMA of every snapshot passes here: test the flag first. */
+	if (!(ev->vma.flags & 4) || !(path = event_path(ev, buf)))
+		return;
+	open_jitdump(j, ev->h.pid, path, ev->vma.start, ev->vma.end,
+		     JT_FOUND_ATTACH);
 }
 
 static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)

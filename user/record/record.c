@@ -315,10 +315,16 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 	return jt_writer_add(&r->w, JT_REC_META, buf, n, NULL, 0);
 }
 
+/* Each count costs syscalls (a map read, a read per perf fd): once. */
+static struct jt_lost_rec losses(struct recorder *r)
+{
+	return (struct jt_lost_rec){ jt_now_ns(), jt_probes_lost(&r->probes),
+				     jt_perf_lost(&r->perf), r->w.dropped };
+}
+
 static void write_lost(struct recorder *r, bool force)
 {
-	struct jt_lost_rec l = { jt_now_ns(), jt_probes_lost(&r->probes),
-				 jt_perf_lost(&r->perf), r->w.dropped };
+	struct jt_lost_rec l = losses(r);
 	uint64_t total = l.bpf_events + l.perf_records + l.bpf_errors;
 
 	/* After a failed write the count can only go to stderr. */
@@ -586,6 +592,7 @@ static int run(struct recorder *r, int *status)
 static void finish(struct recorder *r, int exit_status)
 {
 	struct jt_finish_rec f = { .exit_status = exit_status };
+	struct jt_lost_rec l;
 	uint64_t lost;
 
 	ring_buffer__consume(r->probes.rb);
@@ -601,16 +608,16 @@ static void finish(struct recorder *r, int exit_status)
 	if (jt_writer_close(&r->w) && !r->write_failed)
 		fprintf(stderr, "jittrace: writing %s: %s\n", r->o.output,
 			strerror(r->w.err));
-	lost = jt_probes_lost(&r->probes) + jt_perf_lost(&r->perf) +
-	       r->w.dropped;
+	l = losses(r);
+	lost = l.bpf_events + l.perf_records + l.bpf_errors;
 	if (lost)
 		fprintf(stderr,
 			"jittrace: %llu events lost (%llu BPF ring full, "
 			"%llu perf ring, %llu write)\n",
 			(unsigned long long)lost,
-			(unsigned long long)jt_probes_lost(&r->probes),
-			(unsigned long long)jt_perf_lost(&r->perf),
-			(unsigned long long)r->w.dropped);
+			(unsigned long long)l.bpf_events,
+			(unsigned long long)l.perf_records,
+			(unsigned long long)l.bpf_errors);
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
 	fprintf(stderr,
