@@ -33,13 +33,13 @@ static void expect_regions(const struct jt_aspace *as, int n, ...)
 	va_list ap;
 	int i;
 
-	assert_int_equal(as->n, n);
+	assert_int_equal(jt_aspace_count(as), n);
 	va_start(ap, n);
 	for (i = 0; i < n; i++) {
 		uint64_t s = P(va_arg(ap, int)), e = P(va_arg(ap, int));
 
-		assert_int_equal(as->r[i].start, s);
-		assert_int_equal(as->r[i].end, e);
+		assert_int_equal(jt_aspace_nth(as, i)->start, s);
+		assert_int_equal(jt_aspace_nth(as, i)->end, e);
 	}
 	va_end(ap);
 }
@@ -78,22 +78,22 @@ static void test_split_then_merge_back(void **state)
 	}
 	expect_regions(as, 3, 0, 1, 1, 2, 2, 3);
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(as->r[i].kvma.start, P(0));
-		assert_int_equal(as->r[i].kvma.end, P(3));
-		assert_int_equal(jt_aspace_vma_members(as, &as->r[i]), 3);
+		assert_int_equal(jt_aspace_nth(as, i)->kvma.start, P(0));
+		assert_int_equal(jt_aspace_nth(as, i)->kvma.end, P(3));
+		assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, i)), 3);
 	}
 	/* mprotect the middle page RW: the kernel splits the VMA in three. */
 	jt_aspace_protect(as, P(1), P(2), PROT_READ | PROT_WRITE);
 	observe(as, 1, 2);
-	assert_int_equal(as->r[0].kvma.end, P(1));
-	assert_int_equal(as->r[2].kvma.start, P(2));
-	assert_int_equal(jt_aspace_vma_members(as, &as->r[1]), 1);
+	assert_int_equal(jt_aspace_nth(as, 0)->kvma.end, P(1));
+	assert_int_equal(jt_aspace_nth(as, 2)->kvma.start, P(2));
+	assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, 1)), 1);
 	/* And back to RX: the kernel merges, the regions stay three. */
 	jt_aspace_protect(as, P(1), P(2), PROT_READ | PROT_EXEC);
 	observe(as, 0, 3);
 	expect_regions(as, 3, 0, 1, 1, 2, 2, 3);
-	assert_int_equal(jt_aspace_vma_members(as, &as->r[0]), 3);
-	assert_int_equal(as->r[1].prot, PROT_READ | PROT_EXEC);
+	assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, 0)), 3);
+	assert_int_equal(jt_aspace_nth(as, 1)->prot, PROT_READ | PROT_EXEC);
 	jt_aspace_put(as);
 }
 
@@ -105,12 +105,12 @@ static void test_protect_splits_one_region(void **state)
 	jt_aspace_map(as, &r);
 	jt_aspace_protect(as, P(1), P(3), PROT_READ | PROT_WRITE);
 	expect_regions(as, 3, 0, 1, 1, 3, 3, 4);
-	assert_int_equal(as->r[0].prot, PROT_READ);
-	assert_int_equal(as->r[1].prot, PROT_READ | PROT_WRITE);
-	assert_int_equal(as->r[2].prot, PROT_READ);
+	assert_int_equal(jt_aspace_nth(as, 0)->prot, PROT_READ);
+	assert_int_equal(jt_aspace_nth(as, 1)->prot, PROT_READ | PROT_WRITE);
+	assert_int_equal(jt_aspace_nth(as, 2)->prot, PROT_READ);
 	/* File offsets follow the split. */
-	assert_int_equal(as->r[1].pgoff, 4096);
-	assert_int_equal(as->r[2].pgoff, 3 * 4096);
+	assert_int_equal(jt_aspace_nth(as, 1)->pgoff, 4096);
+	assert_int_equal(jt_aspace_nth(as, 2)->pgoff, 3 * 4096);
 	jt_aspace_put(as);
 }
 
@@ -128,9 +128,9 @@ static void test_map_fixed_over_several(void **state)
 	jt_aspace_map(as, &c);
 	jt_aspace_map(as, &fixed);
 	expect_regions(as, 3, 0, 1, 1, 5, 5, 6);
-	assert_int_equal(as->r[1].prot, PROT_READ | PROT_WRITE);
-	assert_int_equal(as->r[2].kind, JT_RK_FILE);
-	assert_int_equal(as->r[2].pgoff, 4096);
+	assert_int_equal(jt_aspace_nth(as, 1)->prot, PROT_READ | PROT_WRITE);
+	assert_int_equal(jt_aspace_nth(as, 2)->kind, JT_RK_FILE);
+	assert_int_equal(jt_aspace_nth(as, 2)->pgoff, 4096);
 	jt_aspace_put(as);
 }
 
@@ -143,10 +143,10 @@ static void test_munmap_middle_piece(void **state)
 	observe(as, 0, 10);
 	jt_aspace_cut(as, P(3), P(5));
 	expect_regions(as, 2, 0, 3, 5, 10);
-	assert_int_equal(as->r[1].pgoff, 5 * 4096);
+	assert_int_equal(jt_aspace_nth(as, 1)->pgoff, 5 * 4096);
 	/* The kernel split its VMA too. */
-	assert_int_equal(as->r[0].kvma.end, P(3));
-	assert_int_equal(as->r[1].kvma.start, P(5));
+	assert_int_equal(jt_aspace_nth(as, 0)->kvma.end, P(3));
+	assert_int_equal(jt_aspace_nth(as, 1)->kvma.start, P(5));
 	assert_null(jt_aspace_find(as, P(4)));
 	jt_aspace_put(as);
 }
@@ -176,10 +176,10 @@ static void test_mremap_maymove(void **state)
 	/* Two pieces move to page 100 and grow to three pages. */
 	jt_aspace_remap(as, P(0), 2 * 4096, P(100), 3 * 4096, false, 77);
 	expect_regions(as, 2, 100, 101, 101, 103);
-	assert_int_equal(as->r[0].prot, PROT_READ);
-	assert_int_equal(as->r[1].pgoff, 4096);
-	assert_int_equal(as->r[1].born_ns, 77);
-	assert_int_equal(as->r[1].origin, JT_EV_MREMAP);
+	assert_int_equal(jt_aspace_nth(as, 0)->prot, PROT_READ);
+	assert_int_equal(jt_aspace_nth(as, 1)->pgoff, 4096);
+	assert_int_equal(jt_aspace_nth(as, 1)->born_ns, 77);
+	assert_int_equal(jt_aspace_nth(as, 1)->origin, JT_EV_MREMAP);
 	jt_aspace_put(as);
 }
 
@@ -201,14 +201,14 @@ static void test_brk_up_and_down(void **state)
 
 	jt_aspace_brk(as, base, base + 0x21000, 1);
 	expect_regions(as, 1, 1000, 1033);
-	assert_int_equal(as->r[0].kind, JT_RK_HEAP);
+	assert_int_equal(jt_aspace_nth(as, 0)->kind, JT_RK_HEAP);
 	jt_aspace_brk(as, base, base + 0x42001, 2); /* not page aligned */
 	expect_regions(as, 1, 1000, 1067);
-	assert_int_equal(as->r[0].born_ns, 1);
+	assert_int_equal(jt_aspace_nth(as, 0)->born_ns, 1);
 	jt_aspace_brk(as, base, base + 0x10000, 3);
 	expect_regions(as, 1, 1000, 1016);
 	jt_aspace_brk(as, base, base, 4);
-	assert_int_equal(as->n, 0);
+	assert_int_equal(jt_aspace_count(as), 0);
 	jt_aspace_put(as);
 }
 
@@ -240,7 +240,7 @@ static void test_jit_churn_sequence(void **state)
 	jt_aspace_cut(as, P(5), P(6)); /* free half */
 	jt_aspace_remap(as, P(4), 4096, P(20), 4096, false, 5);
 	expect_regions(as, 3, 0, 4, 6, 16, 20, 21);
-	assert_int_equal(as->r[2].prot, PROT_READ | PROT_EXEC);
+	assert_int_equal(jt_aspace_nth(as, 2)->prot, PROT_READ | PROT_EXEC);
 	jt_aspace_put(as);
 }
 
@@ -282,7 +282,7 @@ static void test_cow_overlay_and_sharing(void **state)
 	jt_aspace_cut(child, P(11), P(12));
 	assert_null(jt_aspace_cowpage(child, P(11)));
 	assert_non_null(jt_aspace_cowpage(child, P(1)));
-	assert_int_equal(child->npriv, 1);
+	assert_int_equal(jt_treap_count(&child->cow), 1);
 	jt_aspace_put(child);
 	jt_aspace_put(as);
 }

@@ -111,18 +111,18 @@ static void test_fork_then_exec(void **state)
 	child = jt_model_find(&m, 11);
 	assert_non_null(child);
 	assert_string_equal(child->comm, "parent");
-	assert_int_equal(child->as->n, 2);
+	assert_int_equal(jt_aspace_count(child->as), 2);
 	/* The child's map is a copy: its munmap leaves the parent alone. */
 	simple(&m, JT_EV_MUNMAP, 11, P(5), 4096, 0, 0);
-	assert_int_equal(child->as->n, 1);
+	assert_int_equal(jt_aspace_count(child->as), 1);
 	parent = jt_model_find(&m, 10);
-	assert_int_equal(parent->as->n, 2);
+	assert_int_equal(jt_aspace_count(parent->as), 2);
 	exec_ev(&m, 11, "child");
 	vma_ev(&m, 11, 40, 3, 0x71);
-	assert_int_equal(child->as->n, 1);
-	assert_int_equal(child->as->r[0].start, P(40));
+	assert_int_equal(jt_aspace_count(child->as), 1);
+	assert_int_equal(jt_aspace_nth(child->as, 0)->start, P(40));
 	assert_string_equal(child->comm, "child");
-	assert_int_equal(parent->as->n, 2);
+	assert_int_equal(jt_aspace_count(parent->as), 2);
 	jt_model_free(&m);
 }
 
@@ -142,7 +142,7 @@ static void test_threads_share(void **state)
 	r = jt_model_lookup(&m, 20, P(2));
 	assert_non_null(r);
 	assert_int_equal(r->prot, PROT_READ | PROT_EXEC);
-	assert_int_equal(jt_model_find(&m, 20)->as->n, 2);
+	assert_int_equal(jt_aspace_count(jt_model_find(&m, 20)->as), 2);
 	/* A thread's exit is not the process's. */
 	exit_ev(&m, 20, 21, 0);
 	assert_int_equal(jt_model_find(&m, 20)->dead_ns, 0);
@@ -165,7 +165,7 @@ static void test_vfork_shares_until_exec(void **state)
 	exec_ev(&m, 31, "true");
 	assert_ptr_not_equal(jt_model_find(&m, 31)->as,
 			     jt_model_find(&m, 30)->as);
-	assert_int_equal(jt_model_find(&m, 30)->as->n, 1);
+	assert_int_equal(jt_aspace_count(jt_model_find(&m, 30)->as), 1);
 	jt_model_free(&m);
 }
 
@@ -195,8 +195,8 @@ static void test_failed_calls_change_nothing(void **state)
 	mmap_ev(&m, 50, 50, 1, 2, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
 	simple(&m, JT_EV_MUNMAP, 50, P(1), 4096, 0, -22);
 	simple(&m, JT_EV_MPROTECT, 50, P(1), 4096, PROT_NONE, -12);
-	assert_int_equal(jt_model_find(&m, 50)->as->n, 1);
-	assert_int_equal(jt_model_find(&m, 50)->as->r[0].prot, PROT_READ);
+	assert_int_equal(jt_aspace_count(jt_model_find(&m, 50)->as), 1);
+	assert_int_equal(jt_aspace_nth(jt_model_find(&m, 50)->as, 0)->prot, PROT_READ);
 	jt_model_free(&m);
 }
 
@@ -298,15 +298,15 @@ static void test_execve_mappings_leave_the_old_image(void **state)
 	exec_load(&m, 90, JT_EV_MUNMAP, 0, 4);
 	exec_cow(&m, 90, 1);
 	p = jt_model_find(&m, 90);
-	assert_int_equal(p->as->n, 1);
-	assert_int_equal(p->as->r[0].start, P(0));
-	assert_int_equal(p->as->r[0].end, P(4));
+	assert_int_equal(jt_aspace_count(p->as), 1);
+	assert_int_equal(jt_aspace_nth(p->as, 0)->start, P(0));
+	assert_int_equal(jt_aspace_nth(p->as, 0)->end, P(4));
 	assert_int_equal(m.stats.exec_loads, 3);
 	assert_null(jt_aspace_cowpage(p->as, P(1)));
 	exec_ev(&m, 90, "new");
 	vma_ev(&m, 90, 2, 8, 0x71);
-	assert_int_equal(p->as->n, 1);
-	assert_int_equal(p->as->r[0].start, P(2));
+	assert_int_equal(jt_aspace_count(p->as), 1);
+	assert_int_equal(jt_aspace_nth(p->as, 0)->start, P(2));
 	jt_model_free(&m);
 }
 
@@ -320,7 +320,7 @@ static void test_pid_reuse_keeps_old_process(void **state)
 	mmap_ev(&m, 70, 70, 1, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
 	assert_int_equal(m.nprocs, 2);
 	assert_string_equal(m.procs[0]->comm, "first");
-	assert_int_equal(m.procs[1]->as->n, 1);
+	assert_int_equal(jt_aspace_count(m.procs[1]->as), 1);
 	jt_model_free(&m);
 }
 

@@ -5,7 +5,31 @@
 #include <sys/mman.h>
 #include "model/aspace.h"
 #include "jt_abi.h"
-#include "lib/reserve.h"
+
+struct rnode {
+	struct jt_tnode t;
+	struct jt_region r;
+};
+
+struct knode {
+	struct jt_tnode t;
+	struct jt_kvma v;
+};
+
+struct cnode {
+	struct jt_tnode t;
+	struct jt_cowpage c;
+};
+
+#define RNODE(n) jt_tnode_entry(n, struct rnode, t)
+#define KNODE(n) jt_tnode_entry(n, struct knode, t)
+#define CNODE(n) jt_tnode_entry(n, struct cnode, t)
+
+static void free_node(struct jt_tnode *n)
+{
+	/* Every node type starts with its jt_tnode. */
+	free(n);
+}
 
 struct jt_aspace *jt_aspace_new(void)
 {
@@ -16,23 +40,46 @@ struct jt_aspace *jt_aspace_new(void)
 	return as;
 }
 
+static struct jt_tnode *dup_region(const struct jt_tnode *n)
+{
+	struct rnode *c = malloc(sizeof(*c));
+
+	if (c)
+		c->r = RNODE(n)->r;
+	return c ? &c->t : NULL;
+}
+
+static struct jt_tnode *dup_kvma(const struct jt_tnode *n)
+{
+	struct knode *c = malloc(sizeof(*c));
+
+	if (c)
+		c->v = KNODE(n)->v;
+	return c ? &c->t : NULL;
+}
+
+static struct jt_tnode *dup_cow(const struct jt_tnode *n)
+{
+	struct cnode *c = malloc(sizeof(*c));
+
+	if (c)
+		c->c = CNODE(n)->c;
+	return c ? &c->t : NULL;
+}
+
 struct jt_aspace *jt_aspace_clone(const struct jt_aspace *src)
 {
 	struct jt_aspace *as = jt_aspace_new();
+	int err = 0;
 
-	if (!as || !src->n)
-		return as;
-	as->r = malloc(src->n * sizeof(*as->r));
-	if (!as->r) {
-		free(as);
+	if (!as)
 		return NULL;
-	}
-	memcpy(as->r, src->r, src->n * sizeof(*as->r));
-	as->n = as->cap = src->n;
-	if (src->npriv && !jt_reserve(&as->priv, &as->priv_cap, src->npriv,
-				      sizeof(*as->priv))) {
-		memcpy(as->priv, src->priv, src->npriv * sizeof(*as->priv));
-		as->npriv = src->npriv;
+	as->regions.root = jt_treap_clone(src->regions.root, dup_region, &err);
+	as->kvmas.root = jt_treap_clone(src->kvmas.root, dup_kvma, &err);
+	as->cow.root = jt_treap_clone(src->cow.root, dup_cow, &err);
+	if (err) {
+		jt_aspace_put(as);
+		return NULL;
 	}
 	return as;
 }
@@ -41,50 +88,43 @@ void jt_aspace_put(struct jt_aspace *as)
 {
 	if (!as || --as->refs > 0)
 		return;
-	free(as->priv);
-	free(as->r);
+	jt_treap_destroy(as->regions.root, free_node);
+	jt_treap_destroy(as->kvmas.root, free_node);
+	jt_treap_destroy(as->cow.root, free_node);
 	free(as);
 }
 
-/* Index of the first region ending after addr: where addr is or would be. */
-static size_t lower(const struct jt_aspace *as, uint64_t addr)
+static struct jt_region *region_at(const struct jt_aspace *as, uint64_t addr)
 {
-	size_t lo = 0, hi = as->n;
+	struct jt_tnode *n = jt_treap_le(&as->regions, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (as->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return n && addr < RNODE(n)->r.end ? &RNODE(n)->r : NULL;
 }
 
-static int insert_at(struct jt_aspace *as, size_t i, const struct jt_region *r)
+static int insert(struct jt_aspace *as, const struct jt_region *r)
 {
-	if (jt_reserve(&as->r, &as->cap, as->n + 1, sizeof(*as->r)))
+	struct rnode *n = malloc(sizeof(*n));
+
+	if (!n)
 		return -ENOMEM;
-	memmove(&as->r[i + 1], &as->r[i], (as->n - i) * sizeof(*r));
-	as->r[i] = *r;
-	as->n++;
+	n->r = *r;
+	n->t.key = r->start;
+	jt_treap_insert(&as->regions, &n->t);
 	return 0;
 }
 
 /* Make addr a region boundary if it falls inside one. */
 static int split(struct jt_aspace *as, uint64_t addr)
 {
-	size_t i = lower(as, addr);
-	struct jt_region right;
+	struct jt_region *g = region_at(as, addr), right;
 
-	if (i == as->n || as->r[i].start >= addr)
+	if (!g || g->start == addr)
 		return 0;
-	right = as->r[i];
+	right = *g;
 	right.pgoff += addr - right.start;
 	right.start = addr;
-	as->r[i].end = addr;
-	return insert_at(as, i + 1, &right);
+	g->end = addr;
+	return insert(as, &right);
 }
 
 static int split2(struct jt_aspace *as, uint64_t start, uint64_t end)
@@ -94,78 +134,97 @@ static int split2(struct jt_aspace *as, uint64_t start, uint64_t end)
 	return err ? err : split(as, end);
 }
 
-/* Regions left of i and from j on whose kernel VMA reached into [s, e). */
-static void clip_neighbours(struct jt_aspace *as, size_t i, size_t j,
-			    uint64_t s, uint64_t e)
+static int add_kvma(struct jt_aspace *as, const struct jt_kvma *v)
 {
-	while (i-- > 0 && as->r[i].kvma.end > s && as->r[i].kvma.start < s)
-		as->r[i].kvma.end = s;
-	for (; j < as->n && as->r[j].kvma.start < e && as->r[j].kvma.end > e;
-	     j++)
-		as->r[j].kvma.start = e;
+	struct knode *n = malloc(sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n->v = *v;
+	n->t.key = v->start;
+	jt_treap_insert(&as->kvmas, &n->t);
+	return 0;
 }
 
-static size_t priv_lower(const struct jt_aspace *as, uint64_t page)
+/*
+ * Forget the kernel VMAs over [s, e): one that reaches in from either
+ * side keeps only what lies outside, as the kernel's own split would.
+ */
+static int kvma_clear(struct jt_aspace *as, uint64_t s, uint64_t e)
 {
-	size_t lo = 0, hi = as->npriv;
+	struct jt_tnode *n = s ? jt_treap_le(&as->kvmas, s - 1) : NULL;
+	int err = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (n && KNODE(n)->v.end > s) {
+		struct jt_kvma *v = &KNODE(n)->v, rest = *v;
 
-		if (as->priv[mid].page < page)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (v->end > e) {
+			rest.start = e;
+			err = add_kvma(as, &rest);
+		}
+		v->end = s;
 	}
-	return lo;
+	n = jt_treap_le(&as->kvmas, e - 1);
+	if (n && n->key >= s && KNODE(n)->v.end > e) {
+		jt_treap_remove(&as->kvmas, n);
+		KNODE(n)->v.start = n->key = e;
+		jt_treap_insert(&as->kvmas, n);
+	}
+	jt_treap_destroy(jt_treap_take(&as->kvmas, s, e), free_node);
+	return err;
 }
 
 /* Pages of a range that is unmapped or replaced are gone with it. */
-static void priv_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
+static void cow_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 {
-	size_t i = priv_lower(as, start), j = i;
-
-	while (j < as->npriv && as->priv[j].page < end)
-		j++;
-	if (j > i)
-		memmove(&as->priv[i], &as->priv[j],
-			(as->npriv - j) * sizeof(*as->priv));
-	as->npriv -= j - i;
+	jt_treap_destroy(jt_treap_take(&as->cow, start, end), free_node);
 }
 
 int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now)
 {
-	size_t i = priv_lower(as, page);
+	struct jt_tnode *n = jt_treap_ge(&as->cow, page);
+	struct cnode *c;
 
-	if (i < as->npriv && as->priv[i].page == page) {
-		as->priv[i].time = now;
+	if (n && n->key == page) {
+		CNODE(n)->c.time = now;
 		return 0;
 	}
-	if (jt_reserve(&as->priv, &as->priv_cap, as->npriv + 1,
-		       sizeof(*as->priv)))
+	c = malloc(sizeof(*c));
+	if (!c)
 		return -ENOMEM;
-	memmove(&as->priv[i + 1], &as->priv[i],
-		(as->npriv - i) * sizeof(*as->priv));
-	as->priv[i] = (struct jt_cowpage){ page, now };
-	as->npriv++;
+	c->c = (struct jt_cowpage){ page, now };
+	c->t.key = page;
+	jt_treap_insert(&as->cow, &c->t);
 	return 0;
+}
+
+const struct jt_cowpage *jt_aspace_cow_from(const struct jt_aspace *as,
+					    uint64_t addr)
+{
+	struct jt_tnode *n = jt_treap_ge(&as->cow, addr);
+
+	return n ? &CNODE(n)->c : NULL;
 }
 
 const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
 					   uint64_t page)
 {
-	size_t i = priv_lower(as, page);
+	const struct jt_cowpage *c = jt_aspace_cow_from(as, page);
 
-	return i < as->npriv && as->priv[i].page == page ? &as->priv[i] : NULL;
+	return c && c->page == page ? c : NULL;
+}
+
+static void mark_forked(struct jt_tnode *n, void *ctx)
+{
+	struct jt_region *r = &RNODE(n)->r;
+
+	if (!jt_region_shared(r))
+		r->fork_ns = *(uint64_t *)ctx;
 }
 
 void jt_aspace_forked(struct jt_aspace *as, uint64_t now)
 {
-	size_t i;
-
-	for (i = 0; i < as->n; i++)
-		if (!jt_region_shared(&as->r[i]))
-			as->r[i].fork_ns = now;
+	jt_treap_walk(as->regions.root, mark_forked, &now);
 }
 
 /*
@@ -176,7 +235,7 @@ void jt_aspace_forked(struct jt_aspace *as, uint64_t now)
  */
 enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr)
 {
-	const struct jt_region *r = jt_aspace_find(as, addr);
+	const struct jt_region *r = region_at(as, addr);
 	const struct jt_cowpage *c;
 
 	if (!r)
@@ -205,91 +264,119 @@ const char *jt_sharing_name(enum jt_sharing s)
 
 int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 {
-	size_t i, j;
 	int err;
 
-	if (start >= end || !as->n)
+	if (start >= end)
 		return 0;
-	priv_cut(as, start, end);
+	cow_cut(as, start, end);
 	err = split2(as, start, end);
 	if (err)
 		return err;
-	i = lower(as, start);
-	for (j = i; j < as->n && as->r[j].start < end; j++)
-		;
-	memmove(&as->r[i], &as->r[j], (as->n - j) * sizeof(*as->r));
-	as->n -= j - i;
-	clip_neighbours(as, i, i, start, end);
-	return 0;
+	jt_treap_destroy(jt_treap_take(&as->regions, start, end), free_node);
+	return kvma_clear(as, start, end);
 }
 
 int jt_aspace_map(struct jt_aspace *as, const struct jt_region *r)
 {
 	int err = jt_aspace_cut(as, r->start, r->end);
 
-	return err ? err : insert_at(as, lower(as, r->start), r);
+	if (!err)
+		err = insert(as, r);
+	if (!err && r->kvma.end)
+		jt_aspace_observe(as, &r->kvma);
+	return err;
+}
+
+static void set_prot(struct jt_tnode *n, void *ctx)
+{
+	RNODE(n)->r.prot = *(uint32_t *)ctx;
 }
 
 int jt_aspace_protect(struct jt_aspace *as, uint64_t start, uint64_t end,
 		      uint32_t prot)
 {
-	size_t i;
+	struct jt_tnode *sub;
 	int err = split2(as, start, end);
 
 	if (err)
 		return err;
-	for (i = lower(as, start); i < as->n && as->r[i].start < end; i++)
-		as->r[i].prot = prot;
+	sub = jt_treap_take(&as->regions, start, end);
+	jt_treap_walk(sub, set_prot, &prot);
+	jt_treap_join(&as->regions, sub);
 	return 0;
 }
 
 static int grow_in_place(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 			 uint64_t new_len)
 {
-	size_t i;
+	struct jt_region *g;
 	int err;
 
+	if (new_len == old_len)
+		return 0;
 	if (new_len < old_len)
 		return jt_aspace_cut(as, old + new_len, old + old_len);
 	err = jt_aspace_cut(as, old + old_len, old + new_len);
 	if (err)
 		return err;
-	i = lower(as, old + old_len - 1);
-	if (i < as->n && as->r[i].start < old + old_len)
-		as->r[i].end = old + new_len;
+	g = region_at(as, old + old_len - 1);
+	if (g)
+		g->end = old + new_len;
 	return 0;
+}
+
+struct collect {
+	struct jt_region *r;
+	size_t n;
+};
+
+static void collect(struct jt_tnode *n, void *ctx)
+{
+	struct collect *c = ctx;
+
+	c->r[c->n++] = RNODE(n)->r;
+}
+
+/* The regions of [old, old + len), copied out in order. */
+static int copy_range(struct jt_aspace *as, uint64_t old, uint64_t len,
+		      struct collect *c)
+{
+	struct jt_tnode *sub;
+	int err = split2(as, old, old + len);
+
+	if (err)
+		return err;
+	sub = jt_treap_take(&as->regions, old, old + len);
+	c->n = 0;
+	c->r = malloc((sub ? sub->size : 1) * sizeof(*c->r));
+	if (c->r)
+		jt_treap_walk(sub, collect, c);
+	jt_treap_join(&as->regions, sub);
+	return c->r ? 0 : -ENOMEM;
 }
 
 int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 		    uint64_t new, uint64_t new_len, bool keep_old, uint64_t now)
 {
-	struct jt_region *moved;
-	size_t i, first, n = 0;
+	struct collect moved;
+	size_t i;
 	int err;
 
 	if (new == old)
 		return grow_in_place(as, old, old_len, new_len);
-	err = split2(as, old, old + old_len);
+	err = copy_range(as, old, old_len, &moved);
 	if (err)
 		return err;
-	first = lower(as, old);
-	for (i = first; i < as->n && as->r[i].start < old + old_len; i++)
-		n++;
-	moved = malloc((n ? n : 1) * sizeof(*moved));
-	if (!moved)
-		return -ENOMEM;
-	if (n)
-		memcpy(moved, &as->r[first], n * sizeof(*moved));
 	if (!keep_old)
 		err = jt_aspace_cut(as, old, old + old_len);
 	if (!err)
 		err = jt_aspace_cut(as, new, new + new_len);
-	for (i = 0; i < n && !err; i++) {
-		struct jt_region r = moved[i];
+	for (i = 0; i < moved.n && !err; i++) {
+		struct jt_region r = moved.r[i];
 
 		r.start = r.start - old + new;
 		r.end = r.end - old + new;
-		if (i == n - 1 && new_len > old_len)
+		if (i == moved.n - 1 && new_len > old_len)
 			r.end = new + new_len;
 		if (r.start >= new + new_len)
 			break;
@@ -298,19 +385,17 @@ int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 		r.born_ns = now;
 		r.origin = JT_EV_MREMAP;
 		r.kvma = (struct jt_kvma){};
-		err = insert_at(as, lower(as, r.start), &r);
+		err = insert(as, &r);
 	}
-	free(moved);
+	free(moved.r);
 	return err;
 }
 
 static struct jt_region *find_heap(struct jt_aspace *as, uint64_t start)
 {
-	size_t i = lower(as, start);
+	struct jt_region *g = region_at(as, start);
 
-	if (i < as->n && as->r[i].start == start && as->r[i].kind == JT_RK_HEAP)
-		return &as->r[i];
-	return NULL;
+	return g && g->start == start && g->kind == JT_RK_HEAP ? g : NULL;
 }
 
 int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
@@ -348,36 +433,90 @@ int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 
 void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v)
 {
-	size_t i, j;
-
-	if (!v->end)
+	if (!v->end || v->start >= v->end)
 		return;
-	i = lower(as, v->start);
-	for (j = i; j < as->n && as->r[j].start < v->end; j++)
-		if (as->r[j].start >= v->start)
-			as->r[j].kvma = *v;
-	clip_neighbours(as, i, j, v->start, v->end);
+	if (kvma_clear(as, v->start, v->end) || add_kvma(as, v))
+		return; /* out of memory: the VMA is not known, as before */
+}
+
+/* Hand a region out with the kernel VMA that holds its start. */
+static const struct jt_region *out(const struct jt_aspace *as,
+				   struct jt_region *g)
+{
+	struct jt_tnode *n;
+
+	if (!g)
+		return NULL;
+	n = jt_treap_le(&as->kvmas, g->start);
+	g->kvma = n && KNODE(n)->v.end > g->start ? KNODE(n)->v :
+						    (struct jt_kvma){};
+	return g;
 }
 
 const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
 				       uint64_t addr)
 {
-	size_t i = lower(as, addr);
+	return out(as, region_at(as, addr));
+}
 
-	if (i < as->n && as->r[i].start <= addr)
-		return &as->r[i];
+const struct jt_region *jt_aspace_first(const struct jt_aspace *as)
+{
+	struct jt_tnode *n = jt_treap_ge(&as->regions, 0);
+
+	return n ? out(as, &RNODE(n)->r) : NULL;
+}
+
+const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
+				       const struct jt_region *r)
+{
+	struct jt_tnode *n = jt_treap_gt(&as->regions, r->start);
+
+	return n ? out(as, &RNODE(n)->r) : NULL;
+}
+
+const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i)
+{
+	struct jt_tnode *n = as->regions.root;
+
+	while (n) {
+		size_t left = n->left ? n->left->size : 0;
+
+		if (i == left)
+			return out(as, &RNODE(n)->r);
+		if (i < left) {
+			n = n->left;
+		} else {
+			i -= left + 1;
+			n = n->right;
+		}
+	}
 	return NULL;
+}
+
+size_t jt_aspace_count(const struct jt_aspace *as)
+{
+	return jt_treap_count(&as->regions);
+}
+
+/* Regions from the one holding or following start, to before end. */
+static size_t count_range(const struct jt_aspace *as, uint64_t start,
+			  uint64_t end)
+{
+	const struct jt_region *g = region_at(as, start);
+	uint64_t from = g ? g->start : start;
+	size_t hi = jt_treap_rank(&as->regions, end);
+	size_t lo = jt_treap_rank(&as->regions, from);
+
+	return hi > lo ? hi - lo : 0;
 }
 
 size_t jt_aspace_vma_members(const struct jt_aspace *as,
 			     const struct jt_region *r)
 {
-	size_t i, n = 0;
+	size_t n;
 
 	if (!r->kvma.end)
 		return 1;
-	for (i = lower(as, r->kvma.start);
-	     i < as->n && as->r[i].start < r->kvma.end; i++)
-		n++;
+	n = count_range(as, r->kvma.start, r->kvma.end);
 	return n ? n : 1;
 }

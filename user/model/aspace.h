@@ -2,8 +2,10 @@
 /*
  * One address space (one mm): the regions processes asked for, cut and
  * replaced the way the kernel's VMA code does, but never merged, so the
- * requested boundaries survive. Each region also remembers the kernel
- * VMA last seen holding it.
+ * requested boundaries survive. The kernel VMAs last seen are kept apart,
+ * once each, not copied into every region they hold: a JIT's code heap
+ * is one VMA over 100K regions. Regions, VMAs and private pages are each
+ * a treap, so every step is O(log n).
  */
 #ifndef JT_ASPACE_H
 #define JT_ASPACE_H
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/treap.h"
 
 enum jt_region_kind {
 	JT_RK_ANON,
@@ -36,6 +39,8 @@ struct jt_region {
 	uint64_t ino;
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
+	/* Filled in from the kernel VMA set each time a region is handed out.
+	 */
 	struct jt_kvma kvma;
 	uint64_t fork_ns; /* last fork that made its pages shared; 0: none */
 	uint32_t prot;	  /* PROT_* */
@@ -51,13 +56,10 @@ struct jt_cowpage {
 };
 
 struct jt_aspace {
-	struct jt_region *r; /* sorted by start, never overlapping */
-	size_t n;
-	size_t cap;
+	struct jt_treap regions; /* by start, never overlapping */
+	struct jt_treap kvmas;	 /* kernel VMAs by start, never overlapping */
+	struct jt_treap cow;	 /* private pages by address */
 	int refs;		 /* processes sharing this mm (CLONE_VM) */
-	struct jt_cowpage *priv; /* sorted by page */
-	size_t npriv;
-	size_t priv_cap;
 };
 
 enum jt_sharing {
@@ -95,10 +97,19 @@ void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v);
 
 const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
 				       uint64_t addr);
+/* Regions in address order: first, the one after r, the i-th; count. */
+const struct jt_region *jt_aspace_first(const struct jt_aspace *as);
+const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
+				       const struct jt_region *r);
+const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i);
+size_t jt_aspace_count(const struct jt_aspace *as);
 /* Page became private at time now (copy-on-write). */
 int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now);
 const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
 					   uint64_t page);
+/* The first private page at or after addr, to walk a range in order. */
+const struct jt_cowpage *jt_aspace_cow_from(const struct jt_aspace *as,
+					    uint64_t addr);
 /* fork: every private mapping's pages are shared until written again. */
 void jt_aspace_forked(struct jt_aspace *as, uint64_t now);
 enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr);

@@ -286,52 +286,58 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 		sample(a, m, it);
 }
 
-static void coalesced_one(struct audit *a, const struct jt_proc *p, size_t i,
-			  size_t members)
+/* Returns the region after the last member. */
+static const struct jt_region *coalesced_one(struct audit *a,
+					     const struct jt_proc *p,
+					     const struct jt_region *r,
+					     size_t members)
 {
 	const struct jt_aspace *as = p->as;
-	const struct jt_region *r = &as->r[i];
+	struct jt_kvma v = r->kvma;
+	char name[JT_PATH_MAX], text[JT_PATH_MAX + 64];
 	struct jt_json_mem d;
 	struct jt_json *w = detail(&d);
-	char text[256];
-	size_t k;
+	const struct jt_region *k = r;
+	size_t i;
 
+	snprintf(name, sizeof(name), "%s", jt_region_name(r));
 	if (w) {
 		jt_json_u64_field(w, "regions", members);
-		jt_json_str_field(w, "backing", jt_region_name(r));
+		jt_json_str_field(w, "backing", name);
 		jt_json_name(w, "pieces");
 		jt_json_array(w);
-		for (k = i; k < i + members && k < as->n; k++) {
-			jt_json_array(w);
-			jt_json_hex(w, as->r[k].start);
-			jt_json_hex(w, as->r[k].end);
-			jt_json_end(w);
-		}
+	}
+	for (i = 0; i < members && k; i++, k = jt_aspace_next(as, k)) {
+		if (!w)
+			continue;
+		jt_json_array(w);
+		jt_json_hex(w, k->start);
+		jt_json_hex(w, k->end);
+		jt_json_end(w);
+	}
+	if (w) {
 		jt_json_end(w);
 		jt_json_end(w);
 	}
 	snprintf(text, sizeof(text),
-		 "kernel VMA holds %zu requested regions (%s)", members,
-		 jt_region_name(r));
-	add(a, "coalesced", p->pid, r->kvma.start, r->kvma.end, text, &d);
+		 "kernel VMA holds %zu requested regions (%s)", members, name);
+	add(a, "coalesced", p->pid, v.start, v.end, text, &d);
+	return k;
 }
 
 /* Kernel VMAs holding more than one requested region, at the end. */
 static void coalesced(struct audit *a, const struct jt_proc *p)
 {
 	const struct jt_aspace *as = p->as;
-	size_t i = 0, members;
+	const struct jt_region *r = as ? jt_aspace_first(as) : NULL;
 
-	while (as && i < as->n) {
-		const struct jt_region *r = &as->r[i];
+	while (r) {
+		size_t members = jt_aspace_vma_members(as, r);
 
-		members = jt_aspace_vma_members(as, r);
-		if (members > 1 && r->kvma.start == r->start) {
-			coalesced_one(a, p, i, members);
-			i += members;
-		} else {
-			i++;
-		}
+		if (members > 1 && r->kvma.start == r->start)
+			r = coalesced_one(a, p, r, members);
+		else
+			r = jt_aspace_next(as, r);
 	}
 }
 
@@ -341,20 +347,18 @@ static void cow(struct audit *a, const struct jt_proc *p)
 	const struct jt_aspace *as = p->as;
 	struct jt_json_mem d;
 	struct jt_json *w;
-	size_t i, j;
+	const struct jt_region *r;
 	char text[512];
 
-	for (i = 0; as && i < as->n; i++) {
-		const struct jt_region *r = &as->r[i];
+	for (r = as ? jt_aspace_first(as) : NULL; r;
+	     r = jt_aspace_next(as, r)) {
+		const struct jt_cowpage *c = jt_aspace_cow_from(as, r->start);
 		uint64_t n = 0, first = 0;
 
-		for (j = 0; j < as->npriv; j++) {
-			if (as->priv[j].page < r->start ||
-			    as->priv[j].page >= r->end)
-				continue;
-			if (!n++ || as->priv[j].time < first)
-				first = as->priv[j].time;
-		}
+		for (; c && c->page < r->end;
+		     c = jt_aspace_cow_from(as, c->page + 1))
+			if (!n++ || c->time < first)
+				first = c->time;
 		if (!n)
 			continue;
 		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",

@@ -164,8 +164,8 @@ static void perf_mmap2s(const struct jt_stream *s, uint32_t pid, uint64_t at)
 static void show_proc(struct maps_ctx *c, const struct jt_proc *p)
 {
 	const struct jt_aspace *as = p->as;
+	const struct jt_region *r;
 	char t[32];
-	size_t i;
 
 	if (!c->o->json) {
 		printf("pid %u (%s) %s", p->pid, p->comm[0] ? p->comm : "?",
@@ -176,13 +176,14 @@ static void show_proc(struct maps_ctx *c, const struct jt_proc *p)
 		       "START-END", "PROT", "OFFSET", "MADE BY", "BORN",
 		       "KERNEL VMA", "", "BACKING");
 	}
-	for (i = 0; as && i < as->n; i++) {
-		size_t members = jt_aspace_vma_members(as, &as->r[i]);
+	for (r = as ? jt_aspace_first(as) : NULL; r;
+	     r = jt_aspace_next(as, r)) {
+		size_t members = jt_aspace_vma_members(as, r);
 
 		if (c->o->json)
-			json_region(c, p, &as->r[i], members);
+			json_region(c, p, r, members);
 		else
-			text_region(&as->r[i], members);
+			text_region(r, members);
 	}
 	if (!c->o->json && c->o->perf)
 		perf_mmap2s(c->s, p->pid, c->o->at);
