@@ -3,6 +3,8 @@
 #ifndef JITTRACE_H
 #define JITTRACE_H
 
+#include <stdint.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_script(int argc, char **argv);
@@ -12,6 +14,8 @@ int cmd_doctor(int argc, char **argv);
 
 /* Print msg (if any) and usage to stderr; returns 2, the usage exit code. */
 int jt_usage_error(const char *usage, const char *msg);
+/* "256M": a positive byte count with an optional K, M or G; 0 or -1. */
+int jt_parse_size(const char *s, uint64_t *v);
 /* 0 when we may load BPF and open perf events; else says why, returns -1. */
 int jt_require_root(const char *what);
 /* What lets us trace ("root", a capability), or NULL. */

@@ -7,37 +7,36 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/perf_rec.h"
-#include "model/replay.h"
+#include "model/pipeline.h"
 
-static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
 {
 	const struct jt_stream *s = ctx;
-	struct jt_resolved res;
+	const struct jt_region *r;
 	struct jt_sample smp;
 	struct jt_mmap2 mm;
 
 	if (it->kind != JT_IT_PERF)
 		return;
-	if (!jt_perf_sample(it->data, it->len, s->sample_type, &smp)) {
-		jt_resolve(m, smp.pid, smp.ip, smp.misc, &res);
-		if (res.region)
-			jt_aspace_vma_members(jt_model_find(m, smp.pid)->as,
-					      res.region);
-	}
+	if (!jt_perf_sample(it->data, it->len, s->sample_type, &smp) &&
+	    (r = jt_model_lookup(m, smp.pid, smp.ip)))
+		jt_aspace_vma_members(jt_model_find(m, smp.pid)->as, r);
 	jt_perf_mmap2(it->data, it->len, &mm);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct jt_pipe_ops ops = { .item = on_item, .named = true };
 	struct jt_stream s;
-	struct jt_model m;
+	struct jt_pipe p;
 	char msg[256];
 
-	if (jt_stream_load_mem(&s, data, size, msg, sizeof(msg)))
+	if (jt_stream_open_mem(&s, data, size, msg, sizeof(msg)))
 		return 0;
-	jt_model_init(&m);
-	jt_replay(&s, &m, 0, on_item, &s);
-	jt_model_free(&m);
+	ops.ctx = &s;
+	jt_pipe_run(&p, &s, &ops);
+	jt_pipe_free(&p);
 	jt_stream_free(&s);
 	return 0;
 }

@@ -216,11 +216,16 @@ static void test_stream_orders_by_time(void **state)
 	add_exit(&w, 3, 200);
 	add_exit(&w, 4, 200);
 	jt_writer_close(&w);
-	assert_int_equal(jt_stream_load(&s, path, msg, sizeof(msg)), 0);
-	assert_int_equal(s.n, 4);
-	for (i = 0; i < 4; i++)
-		assert_int_equal(((const struct jt_hdr *)s.items[i].data)->pid,
+	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), 0);
+	for (i = 0; i < 4; i++) {
+		struct jt_item *it = jt_stream_next(&s);
+
+		assert_non_null(it);
+		assert_int_equal(((const struct jt_hdr *)it->data)->pid,
 				 want[i]);
+		free(it);
+	}
+	assert_null(jt_stream_next(&s));
 	assert_false(s.finished);
 	jt_stream_free(&s);
 }
@@ -233,7 +238,7 @@ static void test_stream_rejects_non_recording(void **state)
 
 	fputs("this is not a recording at all", f);
 	fclose(f);
-	assert_int_equal(jt_stream_load(&s, path, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "not a jittrace recording"));
 }
 

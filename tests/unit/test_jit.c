@@ -339,7 +339,7 @@ static void test_table_load_reuse_move_unmap(void **state)
 	assert_null(jt_jittab_find(&t, 0x1200));
 	/* Reuse: c overlaps both a and b and ends them. */
 	jt_jittab_load(&t, &c);
-	assert_int_equal(t.n, 2);
+	assert_int_equal(jt_treap_count(&t.t), 2);
 	assert_null(jt_jittab_find(&t, 0x1000));
 	assert_string_equal(jt_jittab_find(&t, 0x1080)->name, "c");
 	assert_null(jt_jittab_find(&t, 0x1190));
@@ -351,7 +351,7 @@ static void test_table_load_reuse_move_unmap(void **state)
 	assert_int_equal(jt_jittab_move(&t, 0x1234, 0x2000, 1, 6), -ENOENT);
 	/* Unmap ends everything in the range. */
 	jt_jittab_cut(&t, 0x400, 0x9001);
-	assert_int_equal(t.n, 0);
+	assert_int_equal(jt_treap_count(&t.t), 0);
 	jt_jittab_free(&t);
 }
 

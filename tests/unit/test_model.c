@@ -319,8 +319,8 @@ static void test_pid_reuse_keeps_old_process(void **state)
 	exit_ev(&m, 70, 70, 1);
 	mmap_ev(&m, 70, 70, 1, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, NULL);
 	assert_int_equal(m.nprocs, 2);
-	assert_string_equal(m.procs[0]->comm, "first");
-	assert_int_equal(jt_aspace_count(m.procs[1]->as), 1);
+	assert_string_equal(jt_model_nth(&m, 0)->comm, "first");
+	assert_int_equal(jt_aspace_count(jt_model_nth(&m, 1)->as), 1);
 	jt_model_free(&m);
 }
 

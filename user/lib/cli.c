@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +15,38 @@ int jt_usage_error(const char *use, const char *msg)
 		fprintf(stderr, "jittrace: %s\n", msg);
 	fputs(use, stderr);
 	return 2;
+}
+
+int jt_parse_size(const char *s, uint64_t *v)
+{
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno || !*v)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
+	case 0:
+		return 0;
+	default:
+		return -1;
+	}
+	if (end[1] || *v > (UINT64_MAX >> shift))
+		return -1;
+	*v <<= shift;
+	return 0;
 }
 
 #ifndef CAP_PERFMON

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib/jt_file.h"
@@ -119,100 +118,85 @@ int jt_writer_close(struct jt_writer *w)
 	return err;
 }
 
+#define READ_CHUNK (256 * 1024)
+
 static int stop(struct jt_reader *r, const char *why)
 {
 	r->truncated = 1;
-	r->stop_offset = r->pos;
+	r->stop_offset = r->base + r->pos;
 	snprintf(r->why, sizeof(r->why), "%s", why);
 	return 0;
 }
 
-int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size)
+/* At least need bytes from pos on in the window, unless the input ends. */
+static int fill(struct jt_reader *r, size_t need)
+{
+	ssize_t got;
+
+	if (r->mem || r->have - r->pos >= need)
+		return 0;
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->have - r->pos);
+		r->base += r->pos;
+		r->have -= r->pos;
+		r->pos = 0;
+	}
+	if (jt_reserve(&r->buf, &r->cap, need + READ_CHUNK, 1))
+		return -ENOMEM;
+	while (!r->eof && r->have < need) {
+		got = read(r->fd, r->buf + r->have, r->cap - r->have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (!got)
+			r->eof = 1;
+		r->have += got;
+		if (r->base + r->have > r->size)
+			r->size = r->base + r->have;
+	}
+	return 0;
+}
+
+static int preamble(struct jt_reader *r)
 {
 	struct jt_preamble p;
+	int err = fill(r, sizeof(p));
 
-	memset(r, 0, sizeof(*r));
-	r->map = buf;
-	r->size = size;
-	if (size < sizeof(p))
+	if (err)
+		return err;
+	if (!r->have)
+		return -ENODATA;
+	if (r->have < sizeof(p))
 		return -EINVAL;
-	memcpy(&p, buf, sizeof(p));
+	memcpy(&p, r->mem ? r->mem : r->buf, sizeof(p));
 	if (memcmp(p.magic, JT_FILE_MAGIC, sizeof(p.magic)))
 		return -EINVAL;
 	if (p.version != JT_FILE_VERSION)
 		return -EPROTO;
-	if (p.size < sizeof(p) || p.size > size || p.size % 8)
+	if (p.size < sizeof(p) || p.size % 8 || fill(r, p.size) ||
+	    p.size > r->have)
 		return -EINVAL;
 	r->version = p.version;
 	r->pos = p.size;
 	return 0;
 }
 
-/* A pipe or FIFO cannot be mapped: read it whole. */
-static int slurp(int fd, unsigned char **out, size_t *size)
+int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size)
 {
-	unsigned char *buf = NULL;
-	size_t cap = 0, len = 0;
-	ssize_t got;
-	int err = 0;
-
-	if (fcntl(fd, F_SETFL, 0))
-		return -errno;
-	do {
-		err = jt_reserve(&buf, &cap, len + 65536, 1);
-		if (err)
-			break;
-		got = read(fd, buf + len, cap - len);
-		if (got < 0 && errno != EINTR)
-			err = -errno;
-		else if (got > 0)
-			len += got;
-	} while (!err && got != 0);
-	if (!err && !len)
-		err = -ENODATA;
-	if (err)
-		free(buf);
-	*out = err ? NULL : buf;
-	*size = len;
-	return err;
-}
-
-static int open_unmappable(struct jt_reader *r, int fd)
-{
-	unsigned char *buf = NULL;
-	size_t size = 0;
-	int err = slurp(fd, &buf, &size);
-
-	if (!err)
-		err = jt_reader_open_mem(r, buf, size);
-	if (err)
-		free(buf);
-	else
-		r->owned = JT_READER_HEAP;
-	return err;
-}
-
-static int open_mapped(struct jt_reader *r, int fd, size_t size)
-{
-	void *map;
-	int err;
-
-	if (size == 0)
-		return -ENODATA;
-	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	err = jt_reader_open_mem(r, map, size);
-	if (err)
-		munmap(map, size);
-	else
-		r->owned = JT_READER_MAPPED;
-	return err;
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->mem = buf;
+	r->have = r->size = size;
+	r->eof = 1;
+	if (size < sizeof(struct jt_preamble))
+		return -EINVAL;
+	return preamble(r);
 }
 
 /*
  * "-" is standard input. O_NONBLOCK: opening a FIFO that has no writer
- * must not hang; reading it then finds no data.
+ * must not hang; reading it then waits for data.
  */
 int jt_reader_open(struct jt_reader *r, const char *path)
 {
@@ -220,55 +204,73 @@ int jt_reader_open(struct jt_reader *r, const char *path)
 			 open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) :
 			 dup(0);
 	struct stat st;
-	int err;
+	int err = 0;
 
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st))
 		err = -errno;
 	else if (S_ISDIR(st.st_mode))
 		err = -EISDIR;
-	else if (S_ISREG(st.st_mode))
-		err = open_mapped(r, fd, st.st_size);
-	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-		err = open_unmappable(r, fd);
-	else
+	else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) &&
+		 !S_ISSOCK(st.st_mode))
 		err = -ESPIPE;
-	close(fd);
+	else if (fcntl(fd, F_SETFL, 0))
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	r->fd = fd;
+	if (S_ISREG(st.st_mode))
+		r->size = st.st_size;
+	err = preamble(r);
+	if (err)
+		jt_reader_close(r);
 	return err;
 }
 
 /* 1: a record; 0: end of the file, or the point where it stops being whole. */
 int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 {
+	const unsigned char *win;
 	struct jt_rec_hdr h;
+	size_t left;
 
-	if (r->truncated || r->pos == r->size)
+	if (r->truncated)
 		return 0;
-	if (r->size - r->pos < sizeof(h))
+	if (fill(r, sizeof(h)))
+		return stop(r, "read error");
+	if (r->pos == r->have)
+		return 0;
+	win = r->mem ? r->mem : r->buf;
+	if (r->have - r->pos < sizeof(h))
 		return stop(r, "partial record header");
-	memcpy(&h, r->map + r->pos, sizeof(h));
+	memcpy(&h, win + r->pos, sizeof(h));
 	if (h.size < sizeof(h) || h.size > JT_REC_MAX)
 		return stop(r, "corrupt record size");
-	if (h.size > r->size - r->pos)
+	if (fill(r, JT_REC_ALIGN(h.size)))
+		return stop(r, "read error");
+	win = r->mem ? r->mem : r->buf;
+	left = r->have - r->pos;
+	if (h.size > left)
 		return stop(r, "record cut short");
 	rec->type = h.type;
 	rec->len = h.size - sizeof(h);
-	rec->data = r->map + r->pos + sizeof(h);
-	rec->offset = r->pos;
+	rec->data = win + r->pos + sizeof(h);
+	rec->offset = r->base + r->pos;
 	/* A cut that loses only the padding still leaves a whole record. */
-	r->pos += JT_REC_ALIGN(h.size) <= r->size - r->pos ?
-			  JT_REC_ALIGN(h.size) :
-			  r->size - r->pos;
+	r->pos += JT_REC_ALIGN(h.size) <= left ? JT_REC_ALIGN(h.size) : left;
 	return 1;
 }
 
 void jt_reader_close(struct jt_reader *r)
 {
-	/* A reader over caller memory (tests, fuzzers) has nothing to free. */
-	if (r->owned == JT_READER_MAPPED)
-		munmap((void *)r->map, r->size);
-	else if (r->owned == JT_READER_HEAP)
-		free((void *)r->map);
-	r->map = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->buf);
+	r->buf = NULL;
 }

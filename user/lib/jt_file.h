@@ -24,6 +24,22 @@ enum jt_rec_type {
 	JT_REC_JIT = 7,	    /* struct jt_jit_rec + bytes read from that file */
 	JT_REC_KALLSYMS = 8, /* u64 length, then zlib-compressed text lines */
 	JT_REC_BUILDID = 9,  /* struct jt_buildid_rec + path */
+	JT_REC_ROUND = 10,   /* struct jt_round_rec: every ring drained */
+	JT_REC_JITCAP = 11,  /* struct jt_jitcap_rec: a JIT file hit the cap */
+};
+
+/* Every event stamped before time is in the file ahead of this record. */
+struct jt_round_rec {
+	uint64_t time;
+};
+
+/* The recorder stopped copying a JIT file at --max-jit-bytes. */
+struct jt_jitcap_rec {
+	uint64_t time;
+	uint64_t cap;	  /* bytes copied */
+	uint64_t skipped; /* bytes the file had beyond them, when last seen */
+	uint32_t file_id;
+	uint32_t pad;
 };
 
 /* The build-id of a file mapped executable, read while it was mapped. */
@@ -137,19 +153,27 @@ struct jt_rec {
 	uint64_t offset; /* of the record header in the file */
 };
 
+/*
+ * Reads a recording front to back through a small window, so memory does
+ * not follow the file's length; a record's data stays valid until the
+ * next call.
+ */
 struct jt_reader {
-	const unsigned char *map;
-	size_t size;
-	size_t pos;
+	const unsigned char *mem; /* caller memory (tests, fuzzers), or NULL */
+	unsigned char *buf;
+	size_t cap;
+	size_t have; /* valid bytes in the window */
+	size_t pos;  /* of the next record in the window */
+	uint64_t base; /* file offset of the window's first byte */
+	uint64_t size; /* of a regular file; of what was read, otherwise */
+	int fd;
+	int eof;
 	uint32_t version;
-	int owned; /* JT_READER_*: what jt_reader_close frees */
 	/* Set when iteration stopped before the end of the file. */
 	int truncated;
 	uint64_t stop_offset;
 	char why[128];
 };
-
-enum { JT_READER_CALLER, JT_READER_MAPPED, JT_READER_HEAP };
 
 int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size);
 /* A file, a FIFO or pipe, or "-" for standard input. */

@@ -4,11 +4,10 @@
 #define JT_STRTAB_H
 
 #include <stddef.h>
+#include "lib/hash.h"
 
 struct jt_strtab {
-	char **slots;
-	size_t cap;
-	size_t n;
+	struct jt_hash h;
 };
 
 const char *jt_intern(struct jt_strtab *t, const char *s, size_t len);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,19 +141,26 @@ static void load(struct jt_elffile *f, struct jt_strtab *strs)
 	close(fd);
 }
 
+/* Paths are interned: the same file has the same pointer. */
+static bool same_path(const void *val, const void *key)
+{
+	return ((const struct jt_elffile *)val)->path == key;
+}
+
 struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
 {
-	struct jt_elffile *f;
-	size_t i;
+	uint64_t h = jt_hash_u64((uintptr_t)path);
+	struct jt_elffile *f = jt_hash_find(&c->by_path, h, same_path, path);
 
-	for (i = 0; i < c->n; i++)
-		if (c->files[i]->path == path)
-			return c->files[i];
+	if (f)
+		return f;
 	if (jt_reserve(&c->files, &c->cap, c->n + 1, sizeof(*c->files)))
 		return NULL;
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f || jt_hash_add(&c->by_path, h, f)) {
+		free(f);
 		return NULL;
+	}
 	c->files[c->n++] = f;
 	f->path = path;
 	elf_version(EV_CURRENT);
@@ -202,6 +210,7 @@ void jt_elfcache_free(struct jt_elfcache *c)
 		free(c->files[i]);
 	}
 	free(c->files);
+	jt_hash_free(&c->by_path);
 	c->files = NULL;
 	c->n = 0;
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/hash.h"
 #include "lib/strtab.h"
 
 struct jt_elfsym {
@@ -37,6 +38,7 @@ struct jt_elfcache {
 	struct jt_elffile **files;
 	size_t n;
 	size_t cap;
+	struct jt_hash by_path; /* interned path -> file */
 	struct jt_strtab *strs;
 };
 

@@ -3,64 +3,65 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/jitsyms.h"
-#include "lib/reserve.h"
 
-static size_t lower(const struct jt_jittab *t, uint64_t addr)
+struct symnode {
+	struct jt_tnode t;
+	struct jt_jitsym s;
+};
+
+#define SYMNODE(n) jt_tnode_entry(n, struct symnode, t)
+
+static void free_node(struct jt_tnode *n)
 {
-	size_t lo = 0, hi = t->n;
+	free(SYMNODE(n));
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+/* The function holding addr, or NULL. */
+static struct symnode *holding(const struct jt_jittab *t, uint64_t addr)
+{
+	struct jt_tnode *n = jt_treap_le(&t->t, addr);
 
-		if (t->e[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return n && SYMNODE(n)->s.end > addr ? SYMNODE(n) : NULL;
 }
 
 void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
 {
-	size_t i = lower(t, start), j = i;
+	struct symnode *first = start ? holding(t, start - 1) : NULL;
 
-	if (!t->n)
+	if (start >= end)
 		return;
-	while (j < t->n && t->e[j].start < end)
-		j++;
-	memmove(&t->e[i], &t->e[j], (t->n - j) * sizeof(*t->e));
-	t->n -= j - i;
+	if (first && first->s.end > start)
+		jt_treap_remove(&t->t, &first->t);
+	else
+		first = NULL;
+	free(first);
+	jt_treap_destroy(jt_treap_take(&t->t, start, end), free_node);
 }
 
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 {
-	size_t i;
+	struct symnode *n = malloc(sizeof(*n));
 
-	if (jt_reserve(&t->e, &t->cap, t->n + 1, sizeof(*t->e)))
+	if (!n)
 		return -ENOMEM;
-	if (!t->n || t->e[t->n - 1].end <= s->start) {
-		t->e[t->n++] = *s;
-		return 0;
-	}
-	jt_jittab_cut(t, s->start, s->end);
-	i = lower(t, s->start);
-	memmove(&t->e[i + 1], &t->e[i], (t->n - i) * sizeof(*t->e));
-	t->e[i] = *s;
-	t->n++;
+	jt_jittab_cut(t, s->start, s->end > s->start ? s->end : s->start + 1);
+	n->s = *s;
+	n->t.key = s->start;
+	jt_treap_insert(&t->t, &n->t);
 	return 0;
 }
 
 int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 		   uint64_t size, uint64_t now)
 {
-	size_t i = lower(t, old);
+	struct jt_tnode *n = jt_treap_le(&t->t, old);
 	struct jt_jitsym s;
 
-	if (i == t->n || t->e[i].start != old)
+	if (!n || n->key != old)
 		return -ENOENT;
-	s = t->e[i];
-	memmove(&t->e[i], &t->e[i + 1], (t->n - i - 1) * sizeof(*t->e));
-	t->n--;
+	s = SYMNODE(n)->s;
+	jt_treap_remove(&t->t, n);
+	free_node(n);
 	s.start = new;
 	s.end = new + size;
 	s.loaded_ns = now;
@@ -69,27 +70,62 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
-	size_t i = lower(t, addr);
+	struct symnode *n = holding(t, addr);
 
-	return i < t->n && t->e[i].start <= addr ? &t->e[i] : NULL;
+	return n ? &n->s : NULL;
+}
+
+const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
+					   uint64_t start, uint64_t end)
+{
+	struct symnode *h = holding(t, start);
+	struct jt_tnode *n;
+
+	if (h)
+		return &h->s;
+	n = jt_treap_ge(&t->t, start);
+	return n && n->key < end ? &SYMNODE(n)->s : NULL;
+}
+
+const struct jt_jitsym *jt_jittab_next(const struct jt_jittab *t,
+				       const struct jt_jitsym *s)
+{
+	struct jt_tnode *n = jt_treap_gt(&t->t, s->start);
+
+	return n ? &SYMNODE(n)->s : NULL;
+}
+
+size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
+			  uint64_t end)
+{
+	const struct jt_jitsym *first = jt_jittab_first_in(t, start, end);
+
+	if (!first || start >= end)
+		return 0;
+	return jt_treap_rank(&t->t, end) - jt_treap_rank(&t->t, first->start);
+}
+
+static struct jt_tnode *dup(const struct jt_tnode *n)
+{
+	struct symnode *c = malloc(sizeof(*c));
+
+	if (c)
+		c->s = SYMNODE(n)->s;
+	return c ? &c->t : NULL;
 }
 
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
-	dst->e = NULL;
-	dst->n = dst->cap = 0;
-	if (!src->n)
-		return 0;
-	dst->e = malloc(src->n * sizeof(*dst->e));
-	if (!dst->e)
-		return -ENOMEM;
-	memcpy(dst->e, src->e, src->n * sizeof(*dst->e));
-	dst->n = dst->cap = src->n;
-	return 0;
+	int err = 0;
+
+	dst->t.root = jt_treap_clone(src->t.root, dup, &err);
+	if (err)
+		jt_jittab_free(dst);
+	return err;
 }
 
 void jt_jittab_free(struct jt_jittab *t)
 {
-	free(t->e);
+	jt_treap_destroy(t->t.root, free_node);
 	memset(t, 0, sizeof(*t));
 }

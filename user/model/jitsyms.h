@@ -2,14 +2,15 @@
 /*
  * The JIT functions of one process from one source, as they stand at the
  * moment the replay has reached: a load over an address ends what was
- * there, a move moves it, an unmap ends everything in the range. Lookups
- * are O(log n); loads at rising addresses (the usual case) append.
+ * there, a move moves it, an unmap ends everything in the range. A treap:
+ * every step is O(log n) wherever the runtime puts its code.
  */
 #ifndef JT_JITSYMS_H
 #define JT_JITSYMS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/treap.h"
 
 struct jt_jitsym {
 	uint64_t start;
@@ -20,9 +21,7 @@ struct jt_jitsym {
 };
 
 struct jt_jittab {
-	struct jt_jitsym *e; /* sorted by start, never overlapping */
-	size_t n;
-	size_t cap;
+	struct jt_treap t; /* by start, never overlapping */
 };
 
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s);
@@ -32,6 +31,13 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end);
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t,
 				       uint64_t addr);
+/* Functions that overlap [start, end); the first of them. */
+size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
+			  uint64_t end);
+const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
+					   uint64_t start, uint64_t end);
+const struct jt_jitsym *jt_jittab_next(const struct jt_jittab *t,
+				       const struct jt_jitsym *s);
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src);
 void jt_jittab_free(struct jt_jittab *t);
 

@@ -3,7 +3,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "model/model.h"
-#include "lib/reserve.h"
 
 #define IS_ERR_RET(r) ((uint64_t)(r) >= (uint64_t)-4095)
 #define VM_READ 0x1
@@ -19,71 +18,90 @@ void jt_model_init(struct jt_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void proc_free(struct jt_proc *p)
+{
+	jt_aspace_put(p->as);
+	jt_jittab_free(&p->jitdump);
+	jt_jittab_free(&p->perfmap);
+	free(p);
+}
+
 void jt_model_free(struct jt_model *m)
 {
-	size_t i;
+	struct jt_proc *p = m->first, *next;
 
-	for (i = 0; i < m->nprocs; i++) {
-		jt_aspace_put(m->procs[i]->as);
-		jt_jittab_free(&m->procs[i]->jitdump);
-		jt_jittab_free(&m->procs[i]->perfmap);
-		free(m->procs[i]);
+	for (; p; p = next) {
+		next = p->next;
+		proc_free(p);
 	}
-	free(m->procs);
-	free(m->by_pid);
+	jt_hash_free(&m->by_pid);
 	jt_strtab_free(&m->strs);
 	memset(m, 0, sizeof(*m));
 }
 
-static size_t slot(const struct jt_model *m, uint32_t pid)
+static bool pid_eq(const void *val, const void *key)
 {
-	size_t i = (pid * 2654435761u) & (m->pid_cap - 1);
-
-	while (m->by_pid[i] && m->by_pid[i]->pid != pid)
-		i = (i + 1) & (m->pid_cap - 1);
-	return i;
+	return ((const struct jt_proc *)val)->pid == *(const uint32_t *)key;
 }
 
-static int rehash(struct jt_model *m)
+static uint64_t pid_hash(uint32_t pid)
 {
-	size_t cap = m->pid_cap ? m->pid_cap * 2 : 64, i;
-	struct jt_proc **old = m->by_pid;
-	size_t old_cap = m->pid_cap;
-
-	m->by_pid = calloc(cap, sizeof(*m->by_pid));
-	if (!m->by_pid) {
-		m->by_pid = old;
-		return -1;
-	}
-	m->pid_cap = cap;
-	for (i = 0; i < old_cap; i++)
-		if (old[i])
-			m->by_pid[slot(m, old[i]->pid)] = old[i];
-	free(old);
-	return 0;
+	return jt_hash_u64(pid);
 }
 
 struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid)
 {
-	return m->pid_cap ? m->by_pid[slot(m, pid)] : NULL;
+	return jt_hash_find(&m->by_pid, pid_hash(pid), pid_eq, &pid);
+}
+
+struct jt_proc *jt_model_nth(struct jt_model *m, size_t i)
+{
+	struct jt_proc *p = m->first;
+
+	while (p && i--)
+		p = p->next;
+	return p;
+}
+
+static void unlink_proc(struct jt_model *m, struct jt_proc *p)
+{
+	if (jt_model_find(m, p->pid) == p)
+		jt_hash_del(&m->by_pid, pid_hash(p->pid), pid_eq, &p->pid);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		m->first = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	else
+		m->last = p->prev;
+	m->nprocs--;
 }
 
 /* A new process entry for pid; an older one with that pid stays listed. */
 static struct jt_proc *new_proc(struct jt_model *m, uint32_t pid)
 {
-	struct jt_proc *p;
+	struct jt_proc *p = calloc(1, sizeof(*p)), *old;
 
-	if (m->nprocs * 2 >= m->pid_cap && rehash(m))
-		return NULL;
-	if (jt_reserve(&m->procs, &m->cap, m->nprocs + 1, sizeof(*m->procs)))
-		return NULL;
-	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	old = jt_hash_del(&m->by_pid, pid_hash(pid), pid_eq, &pid);
+	if (jt_hash_add(&m->by_pid, pid_hash(pid), p)) {
+		if (old)
+			jt_hash_add(&m->by_pid, pid_hash(pid), old);
+		free(p);
+		return NULL;
+	}
 	p->pid = pid;
 	p->first_ns = m->now;
-	m->procs[m->nprocs++] = p;
-	m->by_pid[slot(m, pid)] = p;
+	p->ordinal = ++m->ordinals;
+	p->prev = m->last;
+	if (m->last)
+		m->last->next = p;
+	else
+		m->first = p;
+	m->last = p;
+	m->nprocs++;
 	return p;
 }
 
@@ -417,6 +435,28 @@ static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 		return;
 	p->dead_ns = ev->h.time;
 	p->exit_code = ev->exit_code;
+	if (m->on_exit)
+		m->on_exit(m->exit_ctx, m, p);
+	if (!m->free_dead)
+		return;
+	if (m->reap_last)
+		m->reap_last->reap_next = p;
+	else
+		m->reap_first = p;
+	m->reap_last = p;
+}
+
+void jt_model_reap(struct jt_model *m, uint64_t now)
+{
+	struct jt_proc *p;
+
+	while ((p = m->reap_first) && p->dead_ns + JT_REAP_NS < now) {
+		m->reap_first = p->reap_next;
+		if (!m->reap_first)
+			m->reap_last = NULL;
+		unlink_proc(m, p);
+		proc_free(p);
+	}
 }
 
 static uint32_t min_size(uint16_t type)

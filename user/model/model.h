@@ -11,12 +11,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "jt_abi.h"
+#include "lib/hash.h"
 #include "lib/strtab.h"
 #include "model/aspace.h"
 #include "model/jitsyms.h"
 #include "model/stream.h"
 
 struct jt_proc {
+	struct jt_proc *prev; /* in the model's list, oldest first */
+	struct jt_proc *next;
+	uint64_t ordinal; /* the how-manyth process the model met */
+	struct jt_proc *reap_next; /* exited, in order of exit */
 	uint32_t pid;
 	char comm[JT_COMM_LEN];
 	const char *exe;
@@ -49,12 +54,25 @@ struct jt_perf_seen {
 
 #define JT_PERF_SEEN 64
 
+struct jt_model;
+typedef void (*jt_exit_fn)(void *ctx, struct jt_model *m, struct jt_proc *p);
+
 struct jt_model {
-	struct jt_proc **procs; /* every process seen, oldest first */
+	struct jt_proc *first; /* processes held, oldest first */
+	struct jt_proc *last;
 	size_t nprocs;
-	size_t cap;
-	struct jt_proc **by_pid; /* open addressing: pid -> newest proc */
-	size_t pid_cap;
+	uint64_t ordinals;
+	struct jt_hash by_pid; /* pid -> newest proc */
+	/*
+	 * Set: a process is freed JT_REAP_NS after its last thread exits
+	 * (perf's EXIT and stragglers still name it), by jt_model_reap;
+	 * memory follows what is alive. Unset (tests), dead processes stay.
+	 */
+	bool free_dead;
+	struct jt_proc *reap_first;
+	struct jt_proc *reap_last;
+	jt_exit_fn on_exit;
+	void *exit_ctx;
 	struct jt_strtab strs;
 	uint64_t now;
 	struct jt_model_stats stats;
@@ -70,6 +88,11 @@ void jt_model_free(struct jt_model *m);
 /* Advance the model by one BPF event of len bytes. */
 void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len);
 struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid);
+#define JT_REAP_NS 1000000000ULL
+/* Free the processes that exited more than JT_REAP_NS before now. */
+void jt_model_reap(struct jt_model *m, uint64_t now);
+/* The i-th process held, oldest first: O(n), for tests. */
+struct jt_proc *jt_model_nth(struct jt_model *m, size_t i);
 struct jt_proc *jt_model_get(struct jt_model *m, uint32_t pid);
 const struct jt_region *jt_model_lookup(struct jt_model *m, uint32_t pid,
 					uint64_t addr);

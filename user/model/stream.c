@@ -6,15 +6,61 @@
 #include <string.h>
 #include "jt_abi.h"
 #include "lib/perf_rec.h"
-#include "model/stream.h"
 #include "lib/reserve.h"
+#include "model/stream.h"
 
-static int push(struct jt_stream *s, size_t *cap, const struct jt_item *it)
+/* A perf-map writer's write(2)s not yet claimed by a line, oldest first. */
+struct jt_write_queue {
+	uint32_t pid;
+	uint64_t ino;
+	struct jt_jit_source *refused; /* writes to it are only counted */
+	struct jt_mapwrite *w;
+	size_t head;
+	size_t n;
+	size_t cap;
+};
+
+struct jt_mapwrite {
+	uint64_t end;
+	uint64_t time;
+};
+
+/* A JIT file piece, held until the rounds pass the time it was read. */
+struct jt_parked {
+	uint64_t read_time;
+	void *rec; /* a copy of the JT_REC_JIT payload */
+	uint32_t len;
+};
+
+/* Writes older than this when a new one comes were made to no line. */
+#define STALE_WRITE_NS (10 * 1000000000ULL)
+
+static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
+				uint64_t time, const void *data, uint32_t len)
 {
-	if (jt_reserve(&s->items, cap, s->n + 1, sizeof(*s->items)))
-		return -ENOMEM;
-	s->items[s->n++] = *it;
-	return 0;
+	struct jt_item *it = malloc(sizeof(*it) + len);
+
+	if (!it) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	*it = (struct jt_item){ .time = time,
+				.seq = ++s->seq,
+				.data = it + 1,
+				.len = len,
+				.kind = kind };
+	memcpy(it + 1, data, len);
+	return it;
+}
+
+static void push(struct jt_stream *s, struct jt_item *it)
+{
+	if (!it)
+		return;
+	if (it->time > s->max_time)
+		s->max_time = it->time;
+	if (jt_ordered_push(&s->ord, it))
+		s->err = -ENOMEM;
 }
 
 static int add_meta(struct jt_stream *s, const char *text, size_t len)
@@ -55,52 +101,35 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	return 0;
 }
 
-static int add_perf(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
-		    uint64_t seq)
+static void add_perf(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_perf_rec *pr = r->data;
 	const struct perf_event_header *h;
-	struct jt_item it = { .kind = JT_IT_PERF, .seq = seq };
+	struct jt_item *it;
+	uint64_t time;
 	uint32_t len;
 
 	if (r->len < sizeof(*pr) + sizeof(*h)) {
 		s->unknown_recs++;
-		return 0;
+		return;
 	}
 	h = (const void *)(pr + 1);
 	len = r->len - sizeof(*pr);
 	if (h->size != len) {
 		s->unknown_recs++;
-		return 0;
+		return;
 	}
 	if (h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 16)
 		s->perf_lost += ((const uint64_t *)(h + 1))[1];
-	it.time = jt_perf_time(h, len, s->sample_type);
-	if (!it.time) {
+	time = jt_perf_time(h, len, s->sample_type);
+	if (!time) {
 		s->untimed++;
-		return 0;
+		return;
 	}
-	it.data = h;
-	it.len = len;
-	it.cpu = pr->cpu;
-	return push(s, cap, &it);
-}
-
-static int add_bpf(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
-		   uint64_t seq)
-{
-	const struct jt_hdr *h = r->data;
-	struct jt_item it = { .kind = JT_IT_BPF, .seq = seq };
-
-	if (r->len < sizeof(*h)) {
-		s->unknown_recs++;
-		return 0;
-	}
-	it.time = h->time;
-	it.data = h;
-	it.len = r->len;
-	it.cpu = h->cpu;
-	return push(s, cap, &it);
+	it = new_item(s, JT_IT_PERF, time, h, len);
+	if (it)
+		it->cpu = pr->cpu;
+	push(s, it);
 }
 
 const char *jt_source_name(uint16_t source)
@@ -115,7 +144,51 @@ const char *jt_source_name(uint16_t source)
 							   "unknown";
 }
 
-static int add_source(struct jt_stream *s, const struct jt_rec *r)
+struct file_key {
+	uint32_t pid;
+	uint64_t ino;
+};
+
+static uint64_t file_hash(uint32_t pid, uint64_t ino)
+{
+	return jt_hash_u64(ino * 0x9e3779b97f4a7c15ULL + pid);
+}
+
+static bool queue_eq(const void *val, const void *key)
+{
+	const struct jt_write_queue *q = val;
+	const struct file_key *k = key;
+
+	return q->pid == k->pid && q->ino == k->ino;
+}
+
+static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
+				       uint64_t ino)
+{
+	struct file_key k = { pid, ino };
+	uint64_t h = file_hash(pid, ino);
+	struct jt_write_queue *q = jt_hash_find(&s->write_queues, h, queue_eq,
+						&k);
+
+	if (q)
+		return q;
+	q = calloc(1, sizeof(*q));
+	if (!q || jt_hash_add(&s->write_queues, h, q)) {
+		free(q);
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	q->pid = pid;
+	q->ino = ino;
+	return q;
+}
+
+static bool id_eq(const void *val, const void *key)
+{
+	return ((const struct jt_jit_source *)val)->id == *(const uint32_t *)key;
+}
+
+static void add_source(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_jitfile_rec *f = r->data;
 	struct jt_jit_source *src;
@@ -123,13 +196,16 @@ static int add_source(struct jt_stream *s, const struct jt_rec *r)
 
 	if (r->len < sizeof(*f) + 1) {
 		s->unknown_recs++;
-		return 0;
+		return;
 	}
-	if (jt_reserve(&s->sources, &s->sources_cap, s->nsources + 1,
-		       sizeof(*s->sources)))
-		return -ENOMEM;
-	src = &s->sources[s->nsources++];
-	memset(src, 0, sizeof(*src));
+	src = calloc(1, sizeof(*src));
+	if (!src || jt_reserve(&s->sources, &s->sources_cap, s->nsources + 1,
+			       sizeof(*s->sources))) {
+		free(src);
+		s->err = -ENOMEM;
+		return;
+	}
+	s->sources[s->nsources++] = src;
 	src->id = f->file_id;
 	src->pid = f->pid;
 	src->kind = f->kind;
@@ -141,16 +217,73 @@ static int add_source(struct jt_stream *s, const struct jt_rec *r)
 	src->path = jt_intern(&s->strs, (const char *)(f + 1), plen);
 	jt_jitdump_init(&src->dump);
 	jt_perfmap_init(&src->map);
-	return src->path ? 0 : -ENOMEM;
+	if (!src->path)
+		s->err = -ENOMEM;
+	if (src->kind == JT_JIT_PERFMAP)
+		src->writes = queue_of(s, src->pid, src->ino);
+	if (src->status && src->writes) {
+		/* Refused: what it was written is only counted. */
+		src->writes->refused = src;
+		src->ignored_writes += src->writes->n - src->writes->head;
+		src->writes->head = src->writes->n = 0;
+	} else if (!src->status &&
+		   jt_hash_add(&s->source_ids, jt_hash_u64(src->id), src)) {
+		s->err = -ENOMEM;
+	}
+}
+
+static void add_write(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_write_event *w = r->data;
+	struct jt_write_queue *q;
+
+	if (r->len != sizeof(*w) || w->h.size != sizeof(*w))
+		return;
+	q = queue_of(s, w->h.pid, w->ino);
+	if (!q)
+		return;
+	if (q->refused) {
+		q->refused->ignored_writes++;
+		return;
+	}
+	while (q->head < q->n &&
+	       q->w[q->head].time + STALE_WRITE_NS < w->h.time) {
+		q->head++;
+		s->stale_writes++;
+	}
+	if (q->head > 4096 && q->head * 2 > q->n) {
+		memmove(q->w, q->w + q->head, (q->n - q->head) * sizeof(*q->w));
+		q->n -= q->head;
+		q->head = 0;
+	}
+	if (jt_reserve(&q->w, &q->cap, q->n + 1, sizeof(*q->w))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	q->w[q->n++] = (struct jt_mapwrite){ w->end, w->h.time };
+}
+
+static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_hdr *h = r->data;
+	struct jt_item *it;
+
+	if (r->len < sizeof(*h)) {
+		s->unknown_recs++;
+		return;
+	}
+	if (h->type == JT_EV_MAPWRITE)
+		add_write(s, r);
+	it = new_item(s, JT_IT_BPF, h->time, h, r->len);
+	if (it)
+		it->cpu = h->cpu;
+	push(s, it);
 }
 
 struct jit_feed {
 	struct jt_stream *s;
 	struct jt_jit_source *src;
 	uint64_t read_time;
-	uint64_t seq;
-	size_t *cap;
-	int err;
 };
 
 /*
@@ -158,20 +291,18 @@ struct jit_feed {
  * ended at or past the line's end; without one, it is as old as the
  * read that found it.
  */
-static uint64_t line_time(struct jt_stream *s, struct jit_feed *f,
-			  const struct jt_jit_event *ev)
+static uint64_t line_time(struct jit_feed *f, const struct jt_jit_event *ev)
 {
-	struct jt_jit_source *src = f->src;
+	struct jt_write_queue *q = f->src->writes;
 
-	if (src->kind != JT_JIT_PERFMAP)
+	if (!q)
 		return f->read_time;
-	while (src->write_next < src->write_end &&
-	       s->writes[src->write_next].end < ev->file_end)
-		src->write_next++;
-	if (src->write_next == src->write_end)
+	while (q->head < q->n && q->w[q->head].end < ev->file_end)
+		q->head++;
+	if (q->head == q->n)
 		return f->read_time;
-	src->timed_lines++;
-	return s->writes[src->write_next].time;
+	f->src->timed_lines++;
+	return q->w[q->head].time;
 }
 
 /*
@@ -190,27 +321,13 @@ static uint64_t dump_time(struct jt_stream *s, struct jit_feed *f,
 	return f->read_time;
 }
 
-/*
- * The item refers to its jt_jit_item by index until loading ends: the
- * array still grows.
- */
 static void on_jit(void *ctx, const struct jt_jit_event *ev)
 {
 	struct jit_feed *f = ctx;
 	struct jt_stream *s = f->s;
-	struct jt_jit_item *j;
-	struct jt_item it = { .kind = JT_IT_JIT, .seq = f->seq };
-
-	if (f->err)
-		return;
-	if (jt_reserve(&s->jit, &s->jit_cap, s->njit + 1, sizeof(*s->jit))) {
-		f->err = -ENOMEM;
-		return;
-	}
-	j = &s->jit[s->njit];
-	*j = (struct jt_jit_item){
+	struct jt_jit_item j = {
 		/* Times the file gives are the writer's; else when we read. */
-		.time = f->src->kind == JT_JIT_PERFMAP ? line_time(s, f, ev) :
+		.time = f->src->kind == JT_JIT_PERFMAP ? line_time(f, ev) :
 							 dump_time(s, f, ev),
 		/* The file's owner, not what a record claims. */
 		.pid = f->src->pid,
@@ -225,41 +342,29 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 				jt_intern(&s->strs, ev->name, ev->name_len) :
 				NULL,
 	};
+
 	/*
 	 * A file found at attach holds code loaded before the process was
 	 * known: that code is what was there when we came, in file order.
 	 */
-	if (f->src->found == JT_FOUND_ATTACH && j->time < f->src->found_ns)
-		j->time = f->src->found_ns;
-	it.time = j->time;
-	it.data = (const void *)(uintptr_t)s->njit++;
-	f->err = push(s, f->cap, &it);
+	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
+		j.time = f->src->found_ns;
+	push(s, new_item(s, JT_IT_JIT, j.time, &j, sizeof(j)));
 }
 
-static struct jt_jit_source *find_source(struct jt_stream *s, uint32_t id)
+static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 {
-	size_t i;
-
-	for (i = 0; i < s->nsources; i++)
-		if (s->sources[i].id == id && !s->sources[i].status)
-			return &s->sources[i];
-	return NULL;
-}
-
-static int add_jit(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
-		   uint64_t seq)
-{
-	const struct jt_jit_rec *jr = r->data;
-	struct jit_feed f = { s, NULL, 0, seq, cap, 0 };
+	const struct jt_jit_rec *jr = p->rec;
+	uint32_t id = jr->file_id;
+	struct jit_feed f = { s, NULL, jr->time };
 	const void *bytes = jr + 1;
-	size_t n;
+	size_t n = p->len - sizeof(*jr);
 
-	if (r->len < sizeof(*jr) || !(f.src = find_source(s, jr->file_id))) {
+	f.src = jt_hash_find(&s->source_ids, jt_hash_u64(id), id_eq, &id);
+	if (!f.src) {
 		s->unknown_recs++;
-		return 0;
+		return;
 	}
-	n = r->len - sizeof(*jr);
-	f.read_time = jr->time;
 	if (jr->offset != f.src->next_offset) {
 		/*
 		 * A piece is missing: a perf-map starts over at the next
@@ -280,187 +385,219 @@ static int add_jit(struct jt_stream *s, size_t *cap, const struct jt_rec *r,
 	else
 		jt_perfmap_feed(&f.src->map, bytes, n, jr->time, f.src->pid,
 				on_jit, &f);
-	return f.err;
 }
 
-static int add_write(struct jt_stream *s, const struct jt_rec *r, uint64_t seq)
+static void park(struct jt_stream *s, const struct jt_rec *r)
 {
-	const struct jt_write_event *w = r->data;
-	struct jt_mapwrite *n;
+	struct jt_parked *p;
 
-	if (r->len != sizeof(*w) || w->h.size != sizeof(*w))
-		return 0;
-	if (jt_reserve(&s->writes, &s->writes_cap, s->nwrites + 1,
-		       sizeof(*s->writes)))
-		return -ENOMEM;
-	n = s->writes;
-	n[s->nwrites++] = (struct jt_mapwrite){ w->h.pid, w->ino, w->end,
-						w->h.time, seq };
-	return 0;
+	if (r->len < sizeof(struct jt_jit_rec)) {
+		s->unknown_recs++;
+		return;
+	}
+	if (s->parked_head && s->parked_head == s->nparked)
+		s->parked_head = s->nparked = 0;
+	if (jt_reserve(&s->parked, &s->parked_cap, s->nparked + 1,
+		       sizeof(*s->parked))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	p = &s->parked[s->nparked];
+	p->read_time = ((const struct jt_jit_rec *)r->data)->time;
+	p->len = r->len;
+	p->rec = malloc(r->len);
+	if (!p->rec) {
+		s->err = -ENOMEM;
+		return;
+	}
+	memcpy(p->rec, r->data, r->len);
+	s->nparked++;
 }
 
-static int add_buildid(struct jt_stream *s, const struct jt_rec *r)
+/* Pieces read before every event up to upto was in: their writes are. */
+static void unpark(struct jt_stream *s, uint64_t upto)
 {
-	if (r->len < sizeof(struct jt_buildid_rec) ||
-	    ((const struct jt_buildid_rec *)r->data)->len > 20)
-		return 0;
-	if (jt_reserve(&s->buildids, &s->buildids_cap, s->nbuildids + 1,
-		       sizeof(*s->buildids)))
-		return -ENOMEM;
-	s->buildids[s->nbuildids++] = r->data;
-	return 0;
+	while (s->parked_head < s->nparked &&
+	       s->parked[s->parked_head].read_time <= upto) {
+		struct jt_parked *p = &s->parked[s->parked_head++];
+
+		parse_piece(s, p);
+		free(p->rec);
+	}
+	if (s->parked_head > 64 && s->parked_head * 2 > s->nparked) {
+		memmove(s->parked, s->parked + s->parked_head,
+			(s->nparked - s->parked_head) * sizeof(*s->parked));
+		s->nparked -= s->parked_head;
+		s->parked_head = 0;
+	}
+}
+
+static bool buildid_eq(const void *val, const void *key)
+{
+	const struct jt_buildid_rec *b = val, *k = key;
+
+	return b->dev == k->dev && b->ino == k->ino;
+}
+
+static void add_buildid(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_buildid_rec *b = r->data;
+	struct jt_buildid_rec *copy;
+	uint64_t h;
+
+	if (r->len < sizeof(*b) || b->len > 20)
+		return;
+	h = jt_hash_u64(b->dev ^ (b->ino * 0x9e3779b97f4a7c15ULL));
+	if (jt_hash_find(&s->buildids, h, buildid_eq, b))
+		return;
+	copy = malloc(sizeof(*copy));
+	if (!copy || jt_hash_add(&s->buildids, h, copy)) {
+		free(copy);
+		s->err = -ENOMEM;
+		return;
+	}
+	memcpy(copy, b, sizeof(*copy));
 }
 
 const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
 					       uint64_t dev, uint64_t ino)
 {
+	struct jt_buildid_rec k = { .dev = dev, .ino = ino };
+
+	return jt_hash_find(&s->buildids,
+			    jt_hash_u64(dev ^ (ino * 0x9e3779b97f4a7c15ULL)),
+			    buildid_eq, &k);
+}
+
+static void add_jitcap(struct jt_stream *s, const struct jt_rec *r)
+{
+	const struct jt_jitcap_rec *c = r->data;
 	size_t i;
 
-	for (i = 0; i < s->nbuildids; i++)
-		if (s->buildids[i]->dev == dev && s->buildids[i]->ino == ino)
-			return s->buildids[i];
+	if (r->len < sizeof(*c))
+		return;
+	for (i = 0; i < s->nsources; i++)
+		if (s->sources[i]->id == c->file_id)
+			s->sources[i]->truncated = c->skipped;
+}
+
+static void add_kallsyms(struct jt_stream *s, const struct jt_rec *r)
+{
+	free(s->kallsyms);
+	s->kallsyms = malloc(r->len ? r->len : 1);
+	if (!s->kallsyms) {
+		s->err = -ENOMEM;
+		return;
+	}
+	memcpy(s->kallsyms, r->data, r->len);
+	s->kallsyms_len = r->len;
+}
+
+static void take(struct jt_stream *s, const struct jt_rec *r)
+{
+	switch (r->type) {
+	case JT_REC_META:
+		if (add_meta(s, r->data, r->len))
+			s->err = -ENOMEM;
+		break;
+	case JT_REC_BPF:
+		add_bpf(s, r);
+		break;
+	case JT_REC_PERF:
+		add_perf(s, r);
+		break;
+	case JT_REC_JITFILE:
+		add_source(s, r);
+		break;
+	case JT_REC_JIT:
+		park(s, r);
+		break;
+	case JT_REC_JITCAP:
+		add_jitcap(s, r);
+		break;
+	case JT_REC_ROUND:
+		if (r->len >= sizeof(struct jt_round_rec)) {
+			const struct jt_round_rec *rr = r->data;
+
+			s->rounds = 1;
+			if (rr->time > s->horizon)
+				s->horizon = rr->time;
+		}
+		break;
+	case JT_REC_KALLSYMS:
+		add_kallsyms(s, r);
+		break;
+	case JT_REC_BUILDID:
+		add_buildid(s, r);
+		break;
+	case JT_REC_LOST:
+		if (r->len >= sizeof(s->lost))
+			memcpy(&s->lost, r->data, sizeof(s->lost));
+		break;
+	case JT_REC_FINISH:
+		if (r->len >= sizeof(s->finish)) {
+			memcpy(&s->finish, r->data, sizeof(s->finish));
+			s->finished = 1;
+		}
+		break;
+	default:
+		s->unknown_recs++;
+	}
+}
+
+/*
+ * Without ROUND marks (older files, tests) the latest event read stands
+ * in for the round: right when the file is in time order per source.
+ */
+static uint64_t in_horizon(const struct jt_stream *s)
+{
+	if (s->at_end)
+		return UINT64_MAX;
+	return s->rounds ? s->horizon : s->max_time;
+}
+
+static uint64_t out_horizon(const struct jt_stream *s)
+{
+	uint64_t h = in_horizon(s);
+
+	if (h == UINT64_MAX)
+		return h;
+	return h > JT_REORDER_NS ? h - JT_REORDER_NS : 0;
+}
+
+struct jt_item *jt_stream_next(struct jt_stream *s)
+{
+	struct jt_item *it;
+	struct jt_rec r;
+
+	while (!s->err) {
+		it = jt_ordered_pop(&s->ord, out_horizon(s));
+		if (it) {
+			s->emitted++;
+			return it;
+		}
+		if (s->at_end)
+			return NULL;
+		if (jt_reader_next(&s->rd, &r) == 1)
+			take(s, &r);
+		else
+			s->at_end = 1;
+		unpark(s, in_horizon(s));
+	}
 	return NULL;
 }
 
-static int cmp_write(const void *a, const void *b)
+/* Everything before the first event: meta, kallsyms, what -p found. */
+static int read_header(struct jt_stream *s)
 {
-	const struct jt_mapwrite *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return s->err;
 }
 
-/* First write after (upper) or at (lower) (pid, ino) in the sorted list. */
-static size_t write_bound(const struct jt_stream *s, uint32_t pid, uint64_t ino,
-			  bool upper)
-{
-	size_t lo = 0, hi = s->nwrites;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct jt_mapwrite *w = &s->writes[mid];
-		bool before = w->pid < pid ||
-			      (w->pid == pid &&
-			       (w->ino < ino || (upper && w->ino == ino)));
-
-		if (before)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Each perf-map source's run of writes in the sorted list, by binary
- * search: a file written a byte at a time gives millions of writes.
- */
-static void bind_writes(struct jt_stream *s)
-{
-	size_t i;
-
-	if (s->nwrites)
-		qsort(s->writes, s->nwrites, sizeof(*s->writes), cmp_write);
-	for (i = 0; i < s->nsources; i++) {
-		struct jt_jit_source *src = &s->sources[i];
-
-		src->write_next = write_bound(s, src->pid, src->ino, false);
-		src->write_end = write_bound(s, src->pid, src->ino, true);
-	}
-}
-
-static int cmp_item(const void *a, const void *b)
-{
-	const struct jt_item *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	/* Records of one JIT piece: in the order the file has them. */
-	return x->data < y->data ? -1 : x->data > y->data;
-}
-
-struct deferred {
-	struct jt_rec rec;
-	uint64_t seq;
-};
-
-/*
- * JIT file pieces are parsed last: a piece can reach the file before the
- * BPF event of the write that made it, and perf-map lines need those.
- */
-static int read_all(struct jt_stream *s)
-{
-	struct deferred *jit = NULL;
-	size_t cap = 0, njit = 0, jit_cap = 0, i;
-	struct jt_rec r;
-	uint64_t seq = 0;
-	int err = 0;
-
-	while (!err && jt_reader_next(&s->rd, &r) == 1) {
-		seq++;
-		switch (r.type) {
-		case JT_REC_META:
-			err = add_meta(s, r.data, r.len);
-			break;
-		case JT_REC_BPF:
-			err = add_bpf(s, &cap, &r, seq);
-			if (!err && r.len >= sizeof(struct jt_hdr) &&
-			    ((const struct jt_hdr *)r.data)->type ==
-				    JT_EV_MAPWRITE)
-				err = add_write(s, &r, seq);
-			break;
-		case JT_REC_PERF:
-			err = add_perf(s, &cap, &r, seq);
-			break;
-		case JT_REC_JITFILE:
-			err = add_source(s, &r);
-			break;
-		case JT_REC_JIT:
-			err = jt_reserve(&jit, &jit_cap, njit + 1,
-					 sizeof(*jit));
-			if (!err)
-				jit[njit++] = (struct deferred){ r, seq };
-			break;
-		case JT_REC_KALLSYMS:
-			s->kallsyms = r.data;
-			s->kallsyms_len = r.len;
-			break;
-		case JT_REC_BUILDID:
-			err = add_buildid(s, &r);
-			break;
-		case JT_REC_LOST:
-			if (r.len >= sizeof(s->lost))
-				memcpy(&s->lost, r.data, sizeof(s->lost));
-			break;
-		case JT_REC_FINISH:
-			if (r.len >= sizeof(s->finish)) {
-				memcpy(&s->finish, r.data, sizeof(s->finish));
-				s->finished = 1;
-			}
-			break;
-		default:
-			s->unknown_recs++;
-		}
-	}
-	bind_writes(s);
-	for (i = 0; i < njit && !err; i++)
-		err = add_jit(s, &cap, &jit[i].rec, jit[i].seq);
-	free(jit);
-	return err;
-}
-
-static int load(struct jt_stream *s, int err, const char *path, char *msg,
-		size_t msglen)
+static int open_done(struct jt_stream *s, int err, const char *path,
+		     char *msg, size_t msglen)
 {
 	if (!err)
-		err = read_all(s);
+		err = read_header(s);
 	if (err) {
 		snprintf(msg, msglen, "%s: %s", path,
 			 err == -EINVAL	 ? "not a jittrace recording" :
@@ -468,48 +605,48 @@ static int load(struct jt_stream *s, int err, const char *path, char *msg,
 			 err == -ENODATA ? "empty: no recording in it" :
 			 err == -ESPIPE	 ? "not a regular file or a pipe" :
 					   strerror(-err));
-		return err;
+		jt_stream_free(s);
 	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->items[i].kind == JT_IT_JIT)
-			s->items[i].data = &s->jit[(uintptr_t)s->items[i].data];
-	if (s->n)
-		qsort(s->items, s->n, sizeof(*s->items), cmp_item);
-	return 0;
+	return err;
 }
 
-int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
+int jt_stream_open(struct jt_stream *s, const char *path, char *msg,
 		   size_t msglen)
 {
 	memset(s, 0, sizeof(*s));
-	return load(s, jt_reader_open(&s->rd, path), path, msg, msglen);
+	return open_done(s, jt_reader_open(&s->rd, path), path, msg, msglen);
 }
 
-int jt_stream_load_mem(struct jt_stream *s, const void *buf, size_t len,
+int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 		       char *msg, size_t msglen)
 {
 	memset(s, 0, sizeof(*s));
-	return load(s, jt_reader_open_mem(&s->rd, buf, len), "(memory)", msg,
-		    msglen);
+	return open_done(s, jt_reader_open_mem(&s->rd, buf, len), "(memory)",
+			 msg, msglen);
 }
 
 void jt_stream_warn(const struct jt_stream *s, const char *path)
 {
 	if (s->rd.truncated)
 		fprintf(stderr,
-			"jittrace: %s: %s at byte %llu of %zu; "
-			"showing the %zu events before it\n",
+			"jittrace: %s: %s at byte %llu of %llu; "
+			"showing the %llu events before it\n",
 			path, s->rd.why, (unsigned long long)s->rd.stop_offset,
-			s->rd.size, s->n);
+			(unsigned long long)s->rd.size,
+			(unsigned long long)s->emitted);
 	else if (!s->finished)
 		fprintf(stderr,
 			"jittrace: %s: recording was not finished "
-			"(recorder killed?); showing all %zu events\n",
-			path, s->n);
+			"(recorder killed?); showing all %llu events\n",
+			path, (unsigned long long)s->emitted);
 	if (s->unknown_recs)
 		fprintf(stderr,
 			"jittrace: %s: %llu malformed records skipped\n", path,
 			(unsigned long long)s->unknown_recs);
+	if (s->err == -ENOMEM)
+		fprintf(stderr, "jittrace: %s: out of memory; stopped after "
+				"%llu events\n",
+			path, (unsigned long long)s->emitted);
 }
 
 const char *jt_stream_meta(const struct jt_stream *s, const char *key)
@@ -531,15 +668,29 @@ void jt_stream_free(struct jt_stream *s)
 		free(s->meta[i].value);
 	}
 	free(s->meta);
-	free(s->items);
 	for (i = 0; i < s->nsources; i++) {
-		jt_jitdump_free(&s->sources[i].dump);
-		jt_perfmap_free(&s->sources[i].map);
+		jt_jitdump_free(&s->sources[i]->dump);
+		jt_perfmap_free(&s->sources[i]->map);
+		free(s->sources[i]);
 	}
 	free(s->sources);
-	free(s->writes);
-	free(s->buildids);
-	free(s->jit);
+	jt_hash_free(&s->source_ids);
+	jt_hash_for_each(&s->write_queues, i)
+	{
+		struct jt_write_queue *q = s->write_queues.e[i].val;
+
+		free(q->w);
+		free(q);
+	}
+	jt_hash_free(&s->write_queues);
+	for (i = s->parked_head; i < s->nparked; i++)
+		free(s->parked[i].rec);
+	free(s->parked);
+	jt_hash_for_each(&s->buildids, i)
+		free(s->buildids.e[i].val);
+	jt_hash_free(&s->buildids);
+	jt_ordered_free(&s->ord);
+	free(s->kallsyms);
 	jt_strtab_free(&s->strs);
 	jt_reader_close(&s->rd);
 	memset(s, 0, sizeof(*s));

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * A recording as one time-ordered stream. The BPF ring and each CPU's
- * perf ring are each in time order but interleave arbitrarily in the
- * file; views need the merge.
+ * A recording as one time-ordered stream, read front to back. The BPF
+ * ring and each CPU's perf ring are each in time order but interleave in
+ * the file; they are merged through a bounded reorder window, so nothing
+ * sorts or holds the whole file.
  */
 #ifndef JT_STREAM_H
 #define JT_STREAM_H
 
 #include <stdint.h>
+#include "lib/hash.h"
 #include "lib/jt_file.h"
 #include "lib/strtab.h"
 #include "model/jitdump.h"
+#include "model/ordered.h"
 
 enum jt_item_kind {
 	JT_IT_BPF,
@@ -40,6 +43,8 @@ struct jt_jit_item {
 	const char *name; /* interned */
 };
 
+struct jt_write_queue;
+
 /* A JIT file the recorder found, read or refused. */
 struct jt_jit_source {
 	uint32_t id;
@@ -52,20 +57,24 @@ struct jt_jit_source {
 	uint64_t next_offset;
 	uint64_t gaps; /* pieces missing: the parser was restarted */
 	uint64_t ino;
-	size_t write_next; /* perf-map: into jt_stream.writes */
-	size_t write_end;
+	struct jt_write_queue *writes; /* perf-map: its write(2)s, in order */
+	uint64_t ignored_writes;       /* refused: writes made to it */
 	uint64_t timed_lines; /* perf-map lines timed by their write(2) */
+	uint64_t truncated;   /* bytes the recorder did not copy (its cap) */
 	struct jt_jitdump dump;
 	struct jt_perfmap map;
 };
 
+/* One event in time order; it owns its data, which follows it. */
 struct jt_item {
 	uint64_t time;
+	uint64_t key; /* what orders it: time, or when a late one came */
 	uint64_t seq; /* file order: ties keep it (exec before its VMAs) */
 	const void *data;
 	uint32_t len;
 	uint16_t kind;
 	uint16_t cpu;
+	uint8_t late; /* came after later items were out: not in its place */
 };
 
 struct jt_meta {
@@ -73,10 +82,26 @@ struct jt_meta {
 	char *value;
 };
 
+/*
+ * The recorder drains every ring once per round and then writes a ROUND
+ * mark: events stamped before the round began are all in the file by
+ * then. JIT file pieces are parsed once the rounds pass the time they
+ * were read (their perf-map lines need the write(2)s that made them), and
+ * items go out JT_REORDER_NS behind that, for the JIT records a piece
+ * carries that were written before it was read.
+ */
+#define JT_REORDER_NS 500000000ULL
+
 struct jt_stream {
 	struct jt_reader rd;
-	struct jt_item *items;
-	size_t n;
+	struct jt_ordered ord;
+	uint64_t seq;
+	uint64_t horizon;  /* every event before this is in */
+	uint64_t max_time; /* latest event read */
+	int rounds;	   /* the file has ROUND marks */
+	int at_end;
+	int err;
+	uint64_t emitted;
 	struct jt_meta *meta;
 	size_t nmeta;
 	size_t meta_cap;
@@ -87,22 +112,21 @@ struct jt_stream {
 	uint64_t untimed;   /* perf records with no time: left out */
 	uint64_t perf_lost; /* PERF_RECORD_LOST counts in the stream */
 	uint64_t unknown_recs;
-	struct jt_jit_item *jit; /* what JT_IT_JIT items point at */
-	size_t njit;
-	size_t jit_cap;
-	struct jt_jit_source *sources;
+	struct jt_jit_source **sources;
 	size_t nsources;
 	size_t sources_cap;
+	struct jt_hash source_ids;   /* file_id -> accepted source */
+	struct jt_hash write_queues; /* (pid, inode) -> jt_write_queue */
+	struct jt_parked *parked;    /* JIT pieces waiting for their round */
+	size_t nparked;
+	size_t parked_head;
+	size_t parked_cap;
+	uint64_t stale_writes; /* perf-map writes no line ever claimed */
 	struct jt_strtab strs;
-	const void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
+	void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;
-	struct jt_mapwrite *writes; /* JT_EV_MAPWRITE by pid, inode, time */
-	size_t nwrites;
-	size_t writes_cap;
-	const struct jt_buildid_rec **buildids;
-	size_t nbuildids;
-	size_t buildids_cap;
-	struct jt_tsc tsc;		/* valid when tsc.mult */
+	struct jt_hash buildids; /* (dev, ino) -> struct jt_buildid_rec */
+	struct jt_tsc tsc;	 /* valid when tsc.mult */
 	uint64_t arch_time_unconverted; /* read time used instead */
 };
 
@@ -110,21 +134,18 @@ struct jt_stream {
 const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
 					       uint64_t dev, uint64_t ino);
 
-struct jt_mapwrite {
-	uint32_t pid;
-	uint64_t ino;
-	uint64_t end;
-	uint64_t time;
-	uint64_t seq;
-};
-
 const char *jt_source_name(uint16_t source);
 
-/* 0, or -errno with msg set to a sentence for the user. */
-int jt_stream_load(struct jt_stream *s, const char *path, char *msg,
+/*
+ * 0, or -errno with msg set to a sentence for the user. Reads the
+ * recording's header records; items follow from jt_stream_next.
+ */
+int jt_stream_open(struct jt_stream *s, const char *path, char *msg,
 		   size_t msglen);
-int jt_stream_load_mem(struct jt_stream *s, const void *buf, size_t len,
+int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 		       char *msg, size_t msglen);
+/* The next item in time order, the caller's to free(); NULL at the end. */
+struct jt_item *jt_stream_next(struct jt_stream *s);
 void jt_stream_free(struct jt_stream *s);
 const char *jt_stream_meta(const struct jt_stream *s, const char *key);
 /* Print a one-line warning if the file stops before its end or lost data. */

@@ -7,39 +7,24 @@
 #include <sys/mman.h>
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
-#include "model/elfsyms.h"
-#include "model/kallsyms.h"
-#include "model/replay.h"
+#include "lib/treap.h"
 #include "model/symbolize.h"
 
-/* A sample in executable memory no source named (yet). */
-struct pending {
-	uint64_t addr;
-	uint64_t time;
-	uint64_t region_start;
-	uint64_t region_born;
-	size_t item;
+/* A process's addresses where samples wait for a code-load record. */
+struct waiting_proc {
 	uint32_t pid;
-	bool done;
+	struct jt_treap addrs;
 };
 
-struct symbolizer {
-	struct jt_stream *s;
-	struct jt_syms *out;
-	struct jt_elfcache elf;
-	struct jt_kallsyms ksyms;
-	bool have_ksyms;
-	struct pending *pend;
-	size_t npend;
-	size_t pend_cap;
-	bool sorted;
-	int err;
+struct waiting_addr {
+	struct jt_tnode t;
+	struct jt_named *head;
 };
 
-static const char *intern(struct symbolizer *z, const char *fmt, ...)
+static const char *intern(struct jt_syms *y, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static const char *intern(struct symbolizer *z, const char *fmt, ...)
+static const char *intern(struct jt_syms *y, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -48,8 +33,15 @@ static const char *intern(struct symbolizer *z, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return jt_intern(&z->out->strs, buf,
+	return jt_intern(&y->strs, buf,
 			 n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+void jt_syms_init(struct jt_syms *y, struct jt_stream *s)
+{
+	memset(y, 0, sizeof(*y));
+	y->s = s;
+	y->elf.strs = &y->strs;
 }
 
 static const char *basename_of(const char *path)
@@ -59,17 +51,17 @@ static const char *basename_of(const char *path)
 	return b ? b + 1 : path;
 }
 
-static bool jit_symbol(struct symbolizer *z, struct jt_proc *p, uint64_t ip,
+static bool jit_symbol(struct jt_syms *y, struct jt_proc *p, uint64_t ip,
 		       struct jt_symres *r)
 {
 	const struct jt_jitsym *j = jt_jittab_find(&p->jitdump, ip);
 
 	if (j) {
 		r->source = JT_SRC_JITDUMP;
-		r->dso = intern(z, "jit-%u.dump", p->pid);
+		r->dso = intern(y, "jit-%u.dump", p->pid);
 	} else if ((j = jt_jittab_find(&p->perfmap, ip))) {
 		r->source = JT_SRC_PERFMAP;
-		r->dso = intern(z, "perf-%u.map", p->pid);
+		r->dso = intern(y, "perf-%u.map", p->pid);
 	}
 	if (j)
 		r->sym = j->name;
@@ -80,27 +72,26 @@ static bool jit_symbol(struct symbolizer *z, struct jt_proc *p, uint64_t ip,
  * The file on disk is not the one that was mapped when its build-id
  * differs from the one read while recording: its symbols would lie.
  */
-static bool changed(struct symbolizer *z, const struct jt_elffile *f,
+static bool changed(struct jt_syms *y, const struct jt_elffile *f,
 		    const struct jt_region *g)
 {
 	const struct jt_buildid_rec *b =
-		jt_stream_buildid(z->s, g->dev, g->ino);
-	struct jt_syms *o = z->out;
+		jt_stream_buildid(y->s, g->dev, g->ino);
 	size_t i;
 
 	if (!b || !b->len ||
 	    (b->len == f->build_id_len && !memcmp(b->id, f->build_id, b->len)))
 		return false;
-	for (i = 0; i < o->nchanged; i++)
-		if (o->changed[i] == f->path)
+	for (i = 0; i < y->nchanged; i++)
+		if (y->changed[i] == f->path)
 			return true;
-	if (!jt_reserve(&o->changed, &o->changed_cap, o->nchanged + 1,
-			sizeof(*o->changed)))
-		o->changed[o->nchanged++] = f->path;
+	if (!jt_reserve(&y->changed, &y->changed_cap, y->nchanged + 1,
+			sizeof(*y->changed)))
+		y->changed[y->nchanged++] = f->path;
 	return true;
 }
 
-static void region_symbol(struct symbolizer *z, const struct jt_region *g,
+static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 			  uint64_t ip, struct jt_symres *r)
 {
 	struct jt_elffile *f;
@@ -115,17 +106,17 @@ static void region_symbol(struct symbolizer *z, const struct jt_region *g,
 						  "[anon]";
 		return;
 	}
-	/* The replay's model goes away; results outlive it. */
-	r->path = jt_intern(&z->out->strs, g->path, strlen(g->path));
+	/* The model frees regions of exited processes; names outlive them. */
+	r->path = jt_intern(&y->strs, g->path, strlen(g->path));
 	if (!r->path) {
-		z->err = -ENOMEM;
+		y->err = -ENOMEM;
 		return;
 	}
 	r->offset = g->pgoff + (ip - g->start);
 	r->dso = basename_of(r->path);
-	f = jt_elf_get(&z->elf, r->path);
-	if (f && f->ok && changed(z, f, g)) {
-		z->out->st.buildid_mismatch++;
+	f = jt_elf_get(&y->elf, r->path);
+	if (f && f->ok && changed(y, f, g)) {
+		y->st.buildid_mismatch++;
 		return;
 	}
 	if (f && f->ok) {
@@ -134,8 +125,18 @@ static void region_symbol(struct symbolizer *z, const struct jt_region *g,
 	}
 }
 
-/* What held ip in process pid at the moment the replay has reached. */
-static void resolve(struct symbolizer *z, struct jt_model *m, uint32_t pid,
+static bool have_ksyms(struct jt_syms *y)
+{
+	if (!y->ksyms_state && y->s->kallsyms)
+		y->ksyms_state = jt_kallsyms_load(&y->ksyms, y->s->kallsyms,
+						  y->s->kallsyms_len) ?
+					 -1 :
+					 1;
+	return y->ksyms_state == 1;
+}
+
+/* What held ip in process pid at the moment the stream has reached. */
+static void resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 		    uint64_t ip, bool kernel, struct jt_symres *r)
 {
 	struct jt_proc *p;
@@ -145,17 +146,15 @@ static void resolve(struct symbolizer *z, struct jt_model *m, uint32_t pid,
 	if (kernel) {
 		r->kernel = 1;
 		r->dso = "[kernel.kallsyms]";
-		if (z->have_ksyms &&
-		    (r->sym = jt_kallsyms_find(&z->ksyms, ip))) {
-			/* Results outlive the kallsyms copy: keep the name. */
-			r->sym = jt_intern(&z->out->strs, r->sym,
-					   strlen(r->sym));
+		if (have_ksyms(y) &&
+		    (r->sym = jt_kallsyms_find(&y->ksyms, ip))) {
+			r->sym = jt_intern(&y->strs, r->sym, strlen(r->sym));
 			r->source = JT_SRC_KALLSYMS;
 		}
 		return;
 	}
 	p = jt_model_find(m, pid);
-	if (p && jit_symbol(z, p, ip, r)) {
+	if (p && jit_symbol(y, p, ip, r)) {
 		g = p->as ? jt_aspace_find(p->as, ip) : NULL;
 		if (g) {
 			r->region_start = g->start;
@@ -165,103 +164,78 @@ static void resolve(struct symbolizer *z, struct jt_model *m, uint32_t pid,
 	}
 	g = p && p->as ? jt_aspace_find(p->as, ip) : NULL;
 	if (g)
-		region_symbol(z, g, ip, r);
+		region_symbol(y, g, ip, r);
 	else
 		r->dso = "[unknown]";
 }
 
-static int add_pending(struct symbolizer *z, uint32_t pid, uint64_t ip,
-		       uint64_t time, size_t item, const struct jt_region *g)
+static uint64_t pid_hash(uint32_t pid)
 {
-	if (jt_reserve(&z->pend, &z->pend_cap, z->npend + 1, sizeof(*z->pend)))
-		return -ENOMEM;
-	z->pend[z->npend++] =
-		(struct pending){ ip,	time, g->start, g->born_ns,
-				  item, pid,  false };
-	z->sorted = false;
-	return 0;
+	return jt_hash_u64(pid);
 }
 
-static int cmp_pending(const void *a, const void *b)
+static bool wpid_eq(const void *val, const void *key)
 {
-	const struct pending *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return ((const struct waiting_proc *)val)->pid ==
+	       *(const uint32_t *)key;
 }
 
-/* Drop what was named, so the list holds only the still-unnamed. */
-static void compact(struct symbolizer *z)
+static struct waiting_proc *waiting_of(struct jt_syms *y, uint32_t pid,
+				       bool make)
 {
-	size_t i, n = 0;
+	struct waiting_proc *w =
+		jt_hash_find(&y->waiting, pid_hash(pid), wpid_eq, &pid);
 
-	for (i = 0; i < z->npend; i++)
-		if (!z->pend[i].done)
-			z->pend[n++] = z->pend[i];
-	z->npend = n;
-}
-
-/*
- * A code-load record names the samples that ran at its address before it
- * was written, as long as the region they ran in is still the same one:
- * the first load after a sample is the code that ran, since any earlier
- * one would have named the sample on the spot.
- */
-static void retro(struct symbolizer *z, struct jt_model *m,
-		  const struct jt_jit_item *j)
-{
-	struct pending key = { .addr = j->addr, .pid = j->pid };
-	size_t lo = 0, hi, i, named = 0;
-
-	if (!z->npend || j->op != JT_JIT_LOAD)
-		return;
-	if (!z->sorted) {
-		qsort(z->pend, z->npend, sizeof(*z->pend), cmp_pending);
-		z->sorted = true;
+	if (w || !make)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w || jt_hash_add(&y->waiting, pid_hash(pid), w)) {
+		free(w);
+		return NULL;
 	}
-	hi = z->npend;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_pending(&z->pend[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < z->npend && z->pend[i].pid == j->pid &&
-		     z->pend[i].addr < j->addr + j->size;
-	     i++) {
-		struct pending *p = &z->pend[i];
-		const struct jt_region *g = jt_model_lookup(m, p->pid, p->addr);
-		struct jt_symres *r = &z->out->res[p->item];
-
-		p->done = true;
-		named++;
-		if (!g || g->start != p->region_start ||
-		    g->born_ns != p->region_born)
-			continue;
-		r->sym = j->name;
-		r->source = j->source;
-		r->dso = intern(z,
-				j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
-							      "perf-%u.map",
-				j->pid);
-		r->retro = 1;
-		z->out->st.retro++;
-	}
-	if (named)
-		compact(z);
+	w->pid = pid;
+	return w;
 }
 
-static int add_frames(struct symbolizer *z, struct jt_model *m,
+/* Wait for a code-load record at n's address; false: cannot. */
+static bool wait_for_load(struct jt_syms *y, struct jt_named *n)
+{
+	struct waiting_proc *w = waiting_of(y, n->pid, true);
+	struct jt_tnode *t;
+	struct waiting_addr *a;
+
+	if (!w)
+		return false;
+	t = jt_treap_ge(&w->addrs, n->addr);
+	if (t && t->key == n->addr) {
+		a = jt_tnode_entry(t, struct waiting_addr, t);
+	} else {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return false;
+		a->t.key = n->addr;
+		jt_treap_insert(&w->addrs, &a->t);
+	}
+	n->next = a->head;
+	if (a->head)
+		a->head->prev = n;
+	a->head = n;
+	n->slot = a;
+	n->pending = true;
+	y->npending++;
+	return true;
+}
+
+static int add_frames(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_sample *smp, struct jt_symres *r)
 {
-	struct jt_syms *o = z->out;
 	bool kernel = jt_perf_kernel_ip(smp->misc);
 	uint64_t i;
 
-	r->frame_off = o->nframes;
+	r->frames = calloc(smp->nr_chain ? smp->nr_chain : 1,
+			   sizeof(*r->frames));
+	if (!r->frames)
+		return -ENOMEM;
 	for (i = 0; i < smp->nr_chain; i++) {
 		uint64_t ip = smp->chain[i];
 		struct jt_symres f;
@@ -271,85 +245,186 @@ static int add_frames(struct symbolizer *z, struct jt_model *m,
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		if (jt_reserve(&o->frames, &o->frames_cap, o->nframes + 1,
-			       sizeof(*o->frames)))
-			return -ENOMEM;
-		resolve(z, m, smp->pid, ip, kernel, &f);
-		o->frames[o->nframes++] =
-			intern(z, "%s", jt_symres_name(&f, buf, sizeof(buf)));
-		r->nframes++;
+		resolve(y, m, smp->pid, ip, kernel, &f);
+		r->frames[r->nframes++] =
+			intern(y, "%s", jt_symres_name(&f, buf, sizeof(buf)));
 	}
 	return 0;
 }
 
-static void on_sample(struct symbolizer *z, struct jt_model *m,
-		      const struct jt_item *it)
+struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
+				const struct jt_item *it)
 {
-	size_t idx = it - z->s->items;
-	struct jt_symres *r = &z->out->res[idx];
+	const struct perf_event_header *h = it->data;
+	struct jt_named *n;
 	struct jt_sample smp;
 	const struct jt_region *g;
 
-	if (jt_perf_sample(it->data, it->len, z->s->sample_type, &smp))
-		return;
-	resolve(z, m, smp.pid, smp.ip, jt_perf_kernel_ip(smp.misc), r);
-	r->is_sample = 1;
-	z->out->st.samples++;
-	if (smp.nr_chain && !z->err)
-		z->err = add_frames(z, m, &smp, r);
-	if (r->sym || r->kernel)
-		return;
+	if (it->kind != JT_IT_PERF || h->type != PERF_RECORD_SAMPLE ||
+	    jt_perf_sample(it->data, it->len, y->s->sample_type, &smp))
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		y->err = -ENOMEM;
+		return NULL;
+	}
+	resolve(y, m, smp.pid, smp.ip, jt_perf_kernel_ip(smp.misc), &n->res);
+	n->res.is_sample = 1;
+	y->st.samples++;
+	if (smp.nr_chain && !y->err)
+		y->err = add_frames(y, m, &smp, &n->res);
+	if (n->res.sym || n->res.kernel)
+		return n;
 	g = jt_model_lookup(m, smp.pid, smp.ip);
-	if (g && (g->prot & PROT_EXEC) && r->source != JT_SRC_ELF && !z->err)
-		z->err = add_pending(z, smp.pid, smp.ip, smp.time, idx, g);
+	if (!g || !(g->prot & PROT_EXEC) || n->res.source == JT_SRC_ELF)
+		return n;
+	n->addr = smp.ip;
+	n->time = smp.time;
+	n->pid = smp.pid;
+	n->region_start = g->start;
+	n->region_born = g->born_ns;
+	if (!wait_for_load(y, n))
+		y->st.retro_expired++; /* no memory to wait */
+	return n;
 }
 
-static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+static void unwait(struct jt_syms *y, struct jt_named *n)
 {
-	struct symbolizer *z = ctx;
-	const struct perf_event_header *h = it->data;
+	struct waiting_addr *a = n->slot;
 
-	if (it->kind == JT_IT_JIT)
-		retro(z, m, it->data);
-	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_SAMPLE)
-		on_sample(z, m, it);
-}
+	if (!n->pending)
+		return;
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		a->head = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+	n->pending = false;
+	n->slot = NULL;
+	y->npending--;
+	if (!a->head) {
+		struct waiting_proc *w = waiting_of(y, n->pid, false);
 
-static void count(struct jt_syms *o, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const struct jt_symres *r = &o->res[i];
-
-		if (!r->is_sample)
-			continue;
-		o->st.by_source[r->source]++;
-		if (!r->sym && r->source != JT_SRC_ANON)
-			o->st.unknown++;
+		jt_treap_remove(&w->addrs, &a->t);
+		free(a);
 	}
 }
 
-int jt_symbolize(struct jt_stream *s, struct jt_syms *out)
+void jt_syms_settle(struct jt_syms *y, struct jt_named *n)
 {
-	struct symbolizer z = { .s = s, .out = out };
-	struct jt_model m;
+	if (n && n->pending)
+		unwait(y, n);
+}
 
-	memset(out, 0, sizeof(*out));
-	out->res = calloc(s->n ? s->n : 1, sizeof(*out->res));
-	if (!out->res)
-		return -ENOMEM;
-	z.elf.strs = &out->strs;
-	z.have_ksyms = s->kallsyms && !jt_kallsyms_load(&z.ksyms, s->kallsyms,
-							s->kallsyms_len);
-	jt_model_init(&m);
-	jt_replay(s, &m, 0, on_item, &z);
-	count(out, s->n);
-	jt_model_free(&m);
-	jt_elfcache_free(&z.elf);
-	jt_kallsyms_free(&z.ksyms);
-	free(z.pend);
-	return z.err;
+/*
+ * A code-load record names the samples that ran at its address before it
+ * was written, as long as the region they ran in is still the same one:
+ * the first load after a sample is the code that ran, since any earlier
+ * one would have named the sample on the spot.
+ */
+static void name_late(struct jt_syms *y, struct jt_model *m,
+		      const struct jt_jit_item *j, struct jt_tnode *t)
+{
+	struct waiting_addr *a = jt_tnode_entry(t, struct waiting_addr, t);
+	struct jt_named *n = a->head, *next;
+
+	for (; n; n = next) {
+		const struct jt_region *g = jt_model_lookup(m, n->pid, n->addr);
+
+		next = n->next;
+		n->pending = false;
+		n->prev = n->next = NULL;
+		n->slot = NULL;
+		y->npending--;
+		if (!g || g->start != n->region_start ||
+		    g->born_ns != n->region_born)
+			continue;
+		n->res.sym = j->name;
+		n->res.source = j->source;
+		n->res.dso = intern(y,
+				    j->source == JT_SRC_JITDUMP ?
+					    "jit-%u.dump" :
+					    "perf-%u.map",
+				    j->pid);
+		n->res.retro = 1;
+		y->st.retro++;
+	}
+}
+
+struct late_ctx {
+	struct jt_syms *y;
+	struct jt_model *m;
+	const struct jt_jit_item *j;
+};
+
+static void late_one(struct jt_tnode *t, void *ctx)
+{
+	struct late_ctx *c = ctx;
+
+	name_late(c->y, c->m, c->j, t);
+}
+
+static void free_tnode(struct jt_tnode *t)
+{
+	free(jt_tnode_entry(t, struct waiting_addr, t));
+}
+
+void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
+		 const struct jt_jit_item *j)
+{
+	struct waiting_proc *w;
+	struct jt_tnode *sub;
+	struct late_ctx c = { y, m, j };
+
+	if (!y->npending || j->op != JT_JIT_LOAD ||
+	    !(w = waiting_of(y, j->pid, false)))
+		return;
+	sub = jt_treap_take(&w->addrs, j->addr, j->addr + j->size);
+	jt_treap_walk(sub, late_one, &c);
+	jt_treap_destroy(sub, free_tnode);
+}
+
+static void settle_all(struct jt_tnode *t, void *ctx)
+{
+	struct jt_syms *y = ctx;
+	struct waiting_addr *a = jt_tnode_entry(t, struct waiting_addr, t);
+	struct jt_named *n = a->head, *next;
+
+	for (; n; n = next) {
+		next = n->next;
+		n->pending = false;
+		n->prev = n->next = NULL;
+		n->slot = NULL;
+		y->npending--;
+	}
+}
+
+void jt_syms_exited(struct jt_syms *y, uint32_t pid)
+{
+	struct waiting_proc *w =
+		jt_hash_del(&y->waiting, pid_hash(pid), wpid_eq, &pid);
+
+	if (!w)
+		return;
+	jt_treap_walk(w->addrs.root, settle_all, y);
+	jt_treap_destroy(w->addrs.root, free_tnode);
+	free(w);
+}
+
+void jt_syms_count(struct jt_syms *y, const struct jt_named *n)
+{
+	y->st.by_source[n->res.source]++;
+	if (!n->res.sym && n->res.source != JT_SRC_ANON)
+		y->st.unknown++;
+}
+
+void jt_named_free(struct jt_named *n)
+{
+	if (n)
+		free(n->res.frames);
+	free(n);
 }
 
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len)
@@ -372,11 +447,22 @@ const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len)
 	return buf;
 }
 
-void jt_syms_free(struct jt_syms *out)
+void jt_syms_free(struct jt_syms *y)
 {
-	free(out->res);
-	free(out->frames);
-	free(out->changed);
-	jt_strtab_free(&out->strs);
-	memset(out, 0, sizeof(*out));
+	size_t i;
+
+	jt_hash_for_each(&y->waiting, i)
+	{
+		struct waiting_proc *w = y->waiting.e[i].val;
+
+		jt_treap_destroy(w->addrs.root, free_tnode);
+		free(w);
+	}
+	jt_hash_free(&y->waiting);
+	jt_elfcache_free(&y->elf);
+	if (y->ksyms_state == 1)
+		jt_kallsyms_free(&y->ksyms);
+	free(y->changed);
+	jt_strtab_free(&y->strs);
+	memset(y, 0, sizeof(*y));
 }

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What every sample of a recording hit, at the moment it hit it: a JIT
- * function (jitdump before perf-map), an ELF symbol, the requested anon
- * region, a kernel symbol, or nothing. One replay computes it for all
- * samples, so that a late code-load record can still name the samples
- * that ran before it ("retro").
+ * What a sample hit, at the moment it hit it: a JIT function (jitdump
+ * before perf-map), an ELF symbol, the requested anon region, a kernel
+ * symbol, or nothing. A sample in executable memory no source names yet
+ * waits, for a bounded stretch of the stream, for a late code-load
+ * record at its address ("retro").
  */
 #ifndef JT_SYMBOLIZE_H
 #define JT_SYMBOLIZE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "lib/hash.h"
+#include "model/elfsyms.h"
+#include "model/kallsyms.h"
+#include "model/model.h"
 #include "model/stream.h"
 
 struct jt_symres {
@@ -19,13 +23,27 @@ struct jt_symres {
 	const char *path;      /* file of a file-backed region */
 	uint64_t region_start; /* the requested region; 0 when none */
 	uint64_t region_end;
-	uint64_t offset;    /* in the file, for file-backed regions */
-	uint32_t frame_off; /* callchain names in jt_syms.frames */
+	uint64_t offset;     /* in the file, for file-backed regions */
+	const char **frames; /* call chain names, leaf first as perf gives */
 	uint32_t nframes;
 	uint8_t source; /* enum jt_sym_source */
 	uint8_t retro;	/* named by a code-load record written after it */
 	uint8_t kernel;
 	uint8_t is_sample;
+};
+
+/* A named sample; pending while a late code-load record may still come. */
+struct jt_named {
+	struct jt_symres res;
+	uint64_t addr;
+	uint64_t time;
+	uint64_t region_start;
+	uint64_t region_born;
+	uint32_t pid;
+	bool pending;
+	struct jt_named *prev; /* others waiting at the same address */
+	struct jt_named *next;
+	void *slot;
 };
 
 struct jt_symstats {
@@ -35,23 +53,40 @@ struct jt_symstats {
 	uint64_t by_source[JT_SRC_ANON + 1];
 	uint64_t kernel_unnamed;   /* no kallsyms in the recording */
 	uint64_t buildid_mismatch; /* samples in files changed since */
+	uint64_t retro_expired;	   /* gave up waiting: window or memory */
 };
 
 struct jt_syms {
-	struct jt_symres *res; /* one per stream item */
-	const char **frames;   /* leaf first, as perf gives call chains */
-	size_t nframes;
-	size_t frames_cap;
+	struct jt_stream *s;
 	struct jt_symstats st;
 	struct jt_strtab strs;
+	struct jt_elfcache elf;
+	struct jt_kallsyms ksyms;
+	int ksyms_state; /* 0: not tried, 1: loaded, -1: none */
+	struct jt_hash waiting; /* pid -> addresses with pending samples */
+	size_t npending;
 	const char **changed; /* files whose build-id is not the recorded one */
 	size_t nchanged;
 	size_t changed_cap;
+	int err;
 };
 
-int jt_symbolize(struct jt_stream *s, struct jt_syms *out);
+void jt_syms_init(struct jt_syms *y, struct jt_stream *s);
+/* Name the sample in it with m at its time: NULL when it is none. */
+struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
+				const struct jt_item *it);
+/* m has just taken JIT record j: name the samples that waited for it. */
+void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
+		 const struct jt_jit_item *j);
+/* Stop waiting: n keeps the name it has. */
+void jt_syms_settle(struct jt_syms *y, struct jt_named *n);
+/* The process is gone: nothing more will name its samples. */
+void jt_syms_exited(struct jt_syms *y, uint32_t pid);
+/* Count n, final, into the totals. */
+void jt_syms_count(struct jt_syms *y, const struct jt_named *n);
+void jt_named_free(struct jt_named *n);
 /* A name for one frame: the symbol, else [dso], else [unknown]. */
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len);
-void jt_syms_free(struct jt_syms *out);
+void jt_syms_free(struct jt_syms *y);
 
 #endif

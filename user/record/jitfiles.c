@@ -16,11 +16,13 @@
 #define CHUNK (512 * 1024)
 #define PERFMAP_DIR "/tmp"
 
-int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all)
+int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
+		     uint64_t max_bytes)
 {
 	memset(j, 0, sizeof(*j));
 	j->w = w;
 	j->all = all;
+	j->max_bytes = max_bytes;
 	j->buf = malloc(CHUNK);
 	if (!j->buf)
 		return -ENOMEM;
@@ -35,14 +37,14 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all)
 	return 0;
 }
 
+static bool proc_eq(const void *val, const void *key)
+{
+	return ((const struct jt_jitproc *)val)->pid == *(const pid_t *)key;
+}
+
 static struct jt_jitproc *proc(struct jt_jitfiles *j, pid_t pid)
 {
-	size_t i;
-
-	for (i = j->nprocs; i-- > 0;)
-		if (j->procs[i].pid == pid)
-			return &j->procs[i];
-	return NULL;
+	return jt_hash_find(&j->procs, jt_hash_u64(pid), proc_eq, &pid);
 }
 
 static bool traced(struct jt_jitfiles *j, pid_t pid)
@@ -57,10 +59,11 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid)
 	struct jt_jitproc *p = proc(j, pid);
 
 	if (!p) {
-		if (jt_reserve(&j->procs, &j->procs_cap, j->nprocs + 1,
-			       sizeof(*j->procs)))
+		p = calloc(1, sizeof(*p));
+		if (!p || jt_hash_add(&j->procs, jt_hash_u64(pid), p)) {
+			free(p);
 			return;
-		p = &j->procs[j->nprocs++];
+		}
 		p->pid = pid;
 	}
 	p->euid_known = !process_euid(pid, &p->euid);
@@ -159,8 +162,9 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 		close(fd);
 		fd = -1;
 	}
-	j->f[j->n] = (struct jt_jitfile){ pid, j->n + 1, kind, fd, 0, err };
-	note(j, pid, j->n + 1, kind, found, err, path, ino);
+	j->f[j->n] = (struct jt_jitfile){ pid, ++j->next_id, kind, fd, 0, err };
+	note(j, pid, j->next_id, kind, found, err, path, ino);
+	j->accepted += !err;
 	j->n++;
 }
 
@@ -243,12 +247,52 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? -errno : 0, path);
 }
 
+/*
+ * A file past the cap is counted, not copied: a 2 GB sparse perf-map
+ * would otherwise make a 2 GB recording. Recorded again at the end with
+ * what the file grew to.
+ */
+static void cap_reached(struct jt_jitfiles *j, struct jt_jitfile *f,
+			const char *why)
+{
+	struct stat st;
+	struct jt_jitcap_rec c = { jt_now_ns(), j->max_bytes, 0, f->id };
+
+	if (!fstat(f->fd, &st) && (uint64_t)st.st_size > j->max_bytes)
+		c.skipped = st.st_size - j->max_bytes;
+	jt_writer_add(j->w, JT_REC_JITCAP, &c, sizeof(c), NULL, 0);
+	if (f->capped)
+		return;
+	f->capped = true;
+	j->capped++;
+	fprintf(stderr,
+		"jittrace: %s file of pid %d: copied its first %llu bytes "
+		"(--max-jit-bytes), %s\n",
+		f->kind == JT_JIT_JITDUMP ? "jitdump" : "perf-map", f->pid,
+		(unsigned long long)j->max_bytes, why);
+}
+
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 {
 	struct jt_jit_rec r = { .file_id = f->id };
 	ssize_t n;
 
-	while (f->fd >= 0 && (n = pread(f->fd, j->buf, CHUNK, f->offset)) > 0) {
+	while (f->fd >= 0 && !f->capped) {
+		size_t want = CHUNK;
+
+		if (f->offset >= j->max_bytes) {
+			char b;
+
+			/* Only a byte past the cap makes the file too big. */
+			if (pread(f->fd, &b, 1, f->offset) == 1)
+				cap_reached(j, f, "the rest is counted");
+			return;
+		}
+		if (want > j->max_bytes - f->offset)
+			want = j->max_bytes - f->offset;
+		n = pread(f->fd, j->buf, want, f->offset);
+		if (n <= 0)
+			return;
 		r.time = jt_now_ns();
 		r.offset = f->offset;
 		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);
@@ -257,19 +301,31 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 	}
 }
 
-/* Once the process has gone, what the file holds is all there will be. */
+/*
+ * Once the process has gone, what the file holds is all there will be:
+ * read it out, then forget the process and its files.
+ */
 static void process_gone(struct jt_jitfiles *j, pid_t pid)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	open_perfmap(j, pid, JT_FOUND_LIVE);
 	for (i = 0; i < j->n; i++) {
-		if (j->f[i].pid != pid || j->f[i].fd < 0)
+		struct jt_jitfile *f = &j->f[i];
+
+		if (f->pid != pid) {
+			j->f[n++] = *f;
 			continue;
-		read_file(j, &j->f[i]);
-		close(j->f[i].fd);
-		j->f[i].fd = -1;
+		}
+		if (f->fd < 0)
+			continue;
+		read_file(j, f);
+		if (f->capped)
+			cap_reached(j, f, "");
+		close(f->fd);
 	}
+	j->n = n;
+	free(jt_hash_del(&j->procs, jt_hash_u64(pid), proc_eq, &pid));
 }
 
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
@@ -337,19 +393,19 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 
 	drain_inotify(j);
 	if (j->inotify_fd < 0)
-		for (i = 0; i < j->nprocs; i++)
-			open_perfmap(j, j->procs[i].pid, JT_FOUND_LIVE);
+		jt_hash_for_each(&j->procs, i)
+		{
+			const struct jt_jitproc *p = j->procs.e[i].val;
+
+			open_perfmap(j, p->pid, JT_FOUND_LIVE);
+		}
 	for (i = 0; i < j->n; i++)
 		read_file(j, &j->f[i]);
 }
 
 size_t jt_jitfiles_accepted(const struct jt_jitfiles *j)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < j->n; i++)
-		n += !j->f[i].status;
-	return n;
+	return j->accepted;
 }
 
 void jt_jitfiles_close(struct jt_jitfiles *j)
@@ -357,13 +413,18 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 	size_t i;
 
 	jt_jitfiles_poll(j);
-	for (i = 0; i < j->n; i++)
+	for (i = 0; i < j->n; i++) {
+		if (j->f[i].capped)
+			cap_reached(j, &j->f[i], "");
 		if (j->f[i].fd >= 0)
 			close(j->f[i].fd);
+	}
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
 	free(j->f);
-	free(j->procs);
+	jt_hash_for_each(&j->procs, i)
+		free(j->procs.e[i].val);
+	jt_hash_free(&j->procs);
 	free(j->buf);
 	memset(j, 0, sizeof(*j));
 }

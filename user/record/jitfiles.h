@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "jt_abi.h"
+#include "lib/hash.h"
 #include "lib/jt_file.h"
 
 struct jt_jitfile {
@@ -22,6 +23,7 @@ struct jt_jitfile {
 	int fd; /* -1 once the process is gone and the file read out */
 	uint64_t offset;
 	int status; /* refused: the errno, recorded once, never retried */
+	bool capped; /* reached max_bytes: said and recorded */
 };
 
 struct jt_jitproc {
@@ -30,14 +32,20 @@ struct jt_jitproc {
 	bool euid_known;
 };
 
+/*
+ * Files and processes are held while their process lives, so a long
+ * system-wide recording keeps what is alive, not every process it saw.
+ */
 struct jt_jitfiles {
 	struct jt_writer *w;
-	struct jt_jitfile *f;
+	struct jt_jitfile *f; /* of live processes, and their last read */
 	size_t n;
 	size_t cap;
-	struct jt_jitproc *procs; /* traced processes, for their perf-map */
-	size_t nprocs;
-	size_t procs_cap;
+	struct jt_hash procs; /* pid -> struct jt_jitproc: traced, alive */
+	uint32_t next_id;
+	uint64_t max_bytes; /* copied per file, at most */
+	uint64_t capped;    /* files cut at max_bytes */
+	size_t accepted;    /* files read, over the whole recording */
 	bool all;
 	int inotify_fd;
 	char *buf;
@@ -45,7 +53,8 @@ struct jt_jitfiles {
 	uint64_t bytes;
 };
 
-int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all);
+int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
+		     uint64_t max_bytes);
 /* Watch the BPF stream for new processes, marker mmaps and exits. */
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len);

@@ -41,6 +41,7 @@ struct record_opts {
 	bool cow;
 	enum jt_tier_want tier;
 	uint32_t bpf_ring_kb;
+	uint64_t max_jit_bytes;
 	struct jt_perf_opts perf;
 	char **argv;
 };
@@ -90,6 +91,9 @@ static const char usage[] =
 	"      --duration SECS   stop after SECS (-p and -a)\n"
 	"  -m, --mmap-pages N    perf ring data pages per CPU (default 256)\n"
 	"      --bpf-ring KB     BPF ring buffer size (default 8192)\n"
+	"      --max-jit-bytes N copy at most N bytes of each jitdump or\n"
+	"                        perf-map file (K, M, G suffixes; default\n"
+	"                        256M); the rest is counted, not copied\n"
 	"      --user USER       run the command as USER\n"
 	"      --run-as-root     run the command as root (not recommended)\n"
 	"  -v, --verbose         show libbpf's messages\n";
@@ -161,6 +165,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "bpf-ring", required_argument, NULL, 'B' },
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
+		{ "max-jit-bytes", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -171,6 +176,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	o->perf.freq = 999;
 	o->perf.pages = 256; /* 1 MiB per CPU: a JIT's MMAP2 bursts fit */
 	o->bpf_ring_kb = 8192;
+	o->max_jit_bytes = 256ULL << 20;
 	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:am:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -229,6 +235,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'C':
 			o->cow = true;
+			break;
+		case 'J':
+			if (jt_parse_size(optarg, &o->max_jit_bytes))
+				return jt_usage_error(
+					usage, "--max-jit-bytes wants a size: "
+					       "a positive number, then K, M "
+					       "or G");
 			break;
 		case 'T':
 			c = jt_tier_want_parse(optarg);
@@ -510,6 +523,7 @@ static int make_epoll(struct recorder *r)
 /* One pass over every source; the file stays readable if we die after. */
 static int drain(struct recorder *r)
 {
+	struct jt_round_rec round = { jt_now_ns() };
 	int err = ring_buffer__consume(r->probes.rb);
 
 	if (err < 0 && err != -EINTR)
@@ -517,6 +531,8 @@ static int drain(struct recorder *r)
 	jt_jitfiles_poll(&r->jit);
 	jt_perf_drain(&r->perf, &r->w);
 	write_lost(r, false);
+	/* Every ring drained: what happened before the pass is all in. */
+	jt_writer_add(&r->w, JT_REC_ROUND, &round, sizeof(round), NULL, 0);
 	/* A full disk does not end the command: what is lost is counted. */
 	if (jt_writer_flush(&r->w) && !r->write_failed) {
 		r->write_failed = true;
@@ -692,7 +708,8 @@ static int open_output(struct recorder *r)
 		return err;
 	err = jt_writer_open_fd(&r->w, r->out.fd);
 	if (!err)
-		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all);
+		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all,
+				       r->o.max_jit_bytes);
 	r->bids.w = &r->w;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,

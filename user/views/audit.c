@@ -14,7 +14,8 @@
 #include "lib/json.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
-#include "model/replay.h"
+#include "lib/hash.h"
+#include "model/pipeline.h"
 #include "model/symbolize.h"
 #include "live/audit_live.h"
 #include "views/view.h"
@@ -61,18 +62,23 @@ struct orphan_region {
 	uint64_t samples;
 };
 
+/* A process's mmap2-overlap findings, to count the samples they cover. */
+struct overlaps {
+	uint32_t pid;
+	size_t *idx; /* into audit.f */
+	size_t n;
+	size_t cap;
+};
+
 struct audit {
 	struct jt_stream *s;
-	struct jt_syms *syms;
 	struct finding *f;
 	size_t n;
 	size_t cap;
-	struct filepage *pages;
-	size_t npages;
-	size_t pages_cap;
-	struct orphan_region *orphans;
-	size_t norphans;
-	size_t orphans_cap;
+	struct jt_hash pages;	 /* (dev, ino, offset) -> struct filepage */
+	struct jt_hash orphans;	 /* (pid, start) -> struct orphan_region */
+	struct jt_hash overlaps; /* pid -> struct overlaps */
+	struct jt_strtab strs;
 };
 
 /* detail: an open writer holding the finding's detail object, or NULL. */
@@ -154,14 +160,61 @@ static void jit_item(struct audit *a, struct jt_model *m,
 /* Functions in [s, e): a perf-map entry jitdump also names counts once. */
 static size_t jit_symbols_in(const struct jt_proc *p, uint64_t s, uint64_t e)
 {
-	size_t n = 0, i;
+	size_t n = jt_jittab_count_in(&p->jitdump, s, e);
+	const struct jt_jitsym *j = jt_jittab_first_in(&p->perfmap, s, e);
 
-	for (i = 0; i < p->jitdump.n; i++)
-		n += p->jitdump.e[i].start < e && p->jitdump.e[i].end > s;
-	for (i = 0; i < p->perfmap.n; i++)
-		n += p->perfmap.e[i].start < e && p->perfmap.e[i].end > s &&
-		     !jt_jittab_find(&p->jitdump, p->perfmap.e[i].start);
+	for (; j && j->start < e; j = jt_jittab_next(&p->perfmap, j))
+		n += !jt_jittab_find(&p->jitdump, j->start);
 	return n;
+}
+
+static bool overlaps_eq(const void *val, const void *key)
+{
+	return ((const struct overlaps *)val)->pid == *(const uint32_t *)key;
+}
+
+static struct overlaps *overlaps_of(struct audit *a, uint32_t pid, bool make)
+{
+	uint64_t h = jt_hash_u64(pid);
+	struct overlaps *o = jt_hash_find(&a->overlaps, h, overlaps_eq, &pid);
+
+	if (o || !make)
+		return o;
+	o = calloc(1, sizeof(*o));
+	if (!o || jt_hash_add(&a->overlaps, h, o)) {
+		free(o);
+		return NULL;
+	}
+	o->pid = pid;
+	return o;
+}
+
+static void note_overlap(struct audit *a, uint32_t pid, size_t idx)
+{
+	struct overlaps *o = overlaps_of(a, pid, true);
+
+	if (o && !jt_reserve(&o->idx, &o->cap, o->n + 1, sizeof(*o->idx)))
+		o->idx[o->n++] = idx;
+}
+
+/*
+ * JIT samples from the MMAP2 on, in the range it claims: what a tool
+ * that trusts the record names wrong.
+ */
+static void count_overlapped(struct audit *a, const struct jt_sample *smp,
+			     const struct jt_symres *y)
+{
+	struct overlaps *o;
+	size_t i;
+
+	if ((y->source != JT_SRC_JITDUMP && y->source != JT_SRC_PERFMAP) ||
+	    !(o = overlaps_of(a, smp->pid, false)))
+		return;
+	for (i = 0; i < o->n; i++) {
+		struct finding *f = &a->f[o->idx[i]];
+
+		f->samples += f->start <= smp->ip && smp->ip < f->end;
+	}
 }
 
 /* An executable MMAP2 over JIT code already loaded: trusting it loses it. */
@@ -187,47 +240,63 @@ static void mmap2(struct audit *a, struct jt_model *m, const struct jt_item *it)
 	if (f) {
 		f->symbols = n;
 		f->time = it->time;
+		note_overlap(a, mm.pid, f - a->f);
 	}
+}
+
+static bool orphan_eq(const void *val, const void *key)
+{
+	const struct orphan_region *a = val, *b = key;
+
+	return a->pid == b->pid && a->start == b->start;
 }
 
 static void note_orphan(struct audit *a, uint32_t pid,
 			const struct jt_symres *y)
 {
-	size_t i;
+	struct orphan_region k = { pid, y->region_start, y->region_end, 1 };
+	uint64_t h = jt_hash_u64(k.start ^ jt_hash_u64(pid));
+	struct orphan_region *o = jt_hash_find(&a->orphans, h, orphan_eq, &k);
 
-	for (i = 0; i < a->norphans; i++)
-		if (a->orphans[i].pid == pid &&
-		    a->orphans[i].start == y->region_start) {
-			a->orphans[i].samples++;
-			return;
-		}
-	if (!jt_reserve(&a->orphans, &a->orphans_cap, a->norphans + 1,
-			sizeof(*a->orphans)))
-		a->orphans[a->norphans++] =
-			(struct orphan_region){ pid, y->region_start,
-						y->region_end, 1 };
+	if (o) {
+		o->samples++;
+		return;
+	}
+	o = malloc(sizeof(*o));
+	if (o && !jt_hash_add(&a->orphans, h, o))
+		*o = k;
+	else
+		free(o);
+}
+
+static bool page_eq(const void *val, const void *key)
+{
+	const struct filepage *a = val, *b = key;
+
+	return a->dev == b->dev && a->ino == b->ino && a->offset == b->offset;
 }
 
 static struct filepage *file_page(struct audit *a, const struct jt_region *r,
 				  uint64_t offset)
 {
-	struct filepage *p;
-	size_t i;
+	struct filepage k = { .dev = r->dev,
+			      .ino = r->ino,
+			      .offset = offset,
+			      .all_private = true };
+	uint64_t h = jt_hash_u64(r->dev ^ jt_hash_u64(r->ino ^
+						     jt_hash_u64(offset)));
+	struct filepage *p = jt_hash_find(&a->pages, h, page_eq, &k);
 
-	for (i = 0; i < a->npages; i++)
-		if (a->pages[i].dev == r->dev && a->pages[i].ino == r->ino &&
-		    a->pages[i].offset == offset)
-			return &a->pages[i];
-	if (jt_reserve(&a->pages, &a->pages_cap, a->npages + 1,
-		       sizeof(*a->pages)))
+	if (p)
+		return p;
+	/* The model's strings go with the process: keep the path. */
+	k.path = jt_intern(&a->strs, r->path, strlen(r->path));
+	p = malloc(sizeof(*p));
+	if (!p || !k.path || jt_hash_add(&a->pages, h, p)) {
+		free(p);
 		return NULL;
-	p = &a->pages[a->npages++];
-	memset(p, 0, sizeof(*p));
-	*p = (struct filepage){ .dev = r->dev,
-				.ino = r->ino,
-				.offset = offset,
-				.path = r->path,
-				.all_private = true };
+	}
+	*p = k;
 	return p;
 }
 
@@ -256,14 +325,14 @@ static void data_sample(struct audit *a, struct jt_model *m,
 }
 
 static void sample(struct audit *a, struct jt_model *m,
-		   const struct jt_item *it)
+		   const struct jt_item *it, const struct jt_symres *y)
 {
-	const struct jt_symres *y = &a->syms->res[it - a->s->items];
 	const struct jt_region *r;
 	struct jt_sample smp;
 
-	if (jt_perf_sample(it->data, it->len, a->s->sample_type, &smp))
+	if (!y || jt_perf_sample(it->data, it->len, a->s->sample_type, &smp))
 		return;
+	count_overlapped(a, &smp, y);
 	if (a->s->sample_type & PERF_SAMPLE_ADDR)
 		data_sample(a, m, &smp);
 	if (y->sym || y->kernel || y->source != JT_SRC_ANON || y->path)
@@ -273,7 +342,8 @@ static void sample(struct audit *a, struct jt_model *m,
 		note_orphan(a, smp.pid, y);
 }
 
-static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
 {
 	struct audit *a = ctx;
 	const struct perf_event_header *h = it->data;
@@ -283,7 +353,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_MMAP2)
 		mmap2(a, m, it);
 	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_SAMPLE)
-		sample(a, m, it);
+		sample(a, m, it, y);
 }
 
 /* Returns the region after the last member. */
@@ -377,26 +447,10 @@ static void cow(struct audit *a, const struct jt_proc *p)
  * mmap2-overlap: the JIT-named samples in each range, which a tool that
  * trusts the record would lose; the detail object is made here.
  */
-static void count_lost_samples(struct audit *a)
+static void overlap_details(struct audit *a)
 {
-	size_t i, k;
+	size_t k;
 
-	for (i = 0; i < a->s->n; i++) {
-		const struct jt_symres *y = &a->syms->res[i];
-		struct jt_sample smp;
-
-		if (!y->is_sample ||
-		    (y->source != JT_SRC_JITDUMP &&
-		     y->source != JT_SRC_PERFMAP) ||
-		    jt_perf_sample(a->s->items[i].data, a->s->items[i].len,
-				   a->s->sample_type, &smp))
-			continue;
-		for (k = 0; k < a->n; k++)
-			a->f[k].samples +=
-				!strcmp(a->f[k].kind, "mmap2-overlap") &&
-				a->f[k].pid == smp.pid &&
-				a->f[k].start <= smp.ip && smp.ip < a->f[k].end;
-	}
 	for (k = 0; k < a->n; k++) {
 		struct jt_json_mem d;
 		struct jt_json *w;
@@ -418,17 +472,19 @@ static void orphans(struct audit *a)
 	char text[256];
 	size_t i;
 
-	for (i = 0; i < a->norphans; i++) {
+	jt_hash_for_each(&a->orphans, i)
+	{
+		const struct orphan_region *o = a->orphans.e[i].val;
+
 		snprintf(text, sizeof(text),
 			 "%" PRIu64 " samples in executable anon memory no "
 			 "symbol source names",
-			 a->orphans[i].samples);
+			 o->samples);
 		if ((w = detail(&d))) {
-			jt_json_u64_field(w, "samples", a->orphans[i].samples);
+			jt_json_u64_field(w, "samples", o->samples);
 			jt_json_end(w);
 		}
-		add(a, "jit-orphan", a->orphans[i].pid, a->orphans[i].start,
-		    a->orphans[i].end, text, &d);
+		add(a, "jit-orphan", o->pid, o->start, o->end, text, &d);
 	}
 }
 
@@ -457,20 +513,55 @@ static void false_sharing(struct audit *a, const struct filepage *fp)
 	    fp->offset + JT_PAGE_SIZE, text, &d);
 }
 
+/* A process's last state: what its regions and pages ended as. */
+static void exited(void *ctx, struct jt_model *m, struct jt_proc *p)
+{
+	coalesced(ctx, p);
+	cow(ctx, p);
+}
+
 static void finish(struct audit *a, struct jt_model *m)
+{
+	struct jt_proc *p;
+	size_t i;
+
+	overlap_details(a);
+	for (p = m->first; p; p = p->next)
+		exited(a, m, p);
+	orphans(a);
+	jt_hash_for_each(&a->pages, i)
+	{
+		const struct filepage *fp = a->pages.e[i].val;
+
+		if (fp->npids >= 2 && fp->all_private)
+			false_sharing(a, fp);
+	}
+}
+
+static void free_audit(struct audit *a)
 {
 	size_t i;
 
-	count_lost_samples(a);
-
-	for (i = 0; i < m->nprocs; i++) {
-		coalesced(a, m->procs[i]);
-		cow(a, m->procs[i]);
+	for (i = 0; i < a->n; i++) {
+		free(a->f[i].detail);
+		free(a->f[i].text);
 	}
-	orphans(a);
-	for (i = 0; i < a->npages; i++)
-		if (a->pages[i].npids >= 2 && a->pages[i].all_private)
-			false_sharing(a, &a->pages[i]);
+	free(a->f);
+	jt_hash_for_each(&a->pages, i)
+		free(a->pages.e[i].val);
+	jt_hash_free(&a->pages);
+	jt_hash_for_each(&a->orphans, i)
+		free(a->orphans.e[i].val);
+	jt_hash_free(&a->orphans);
+	jt_hash_for_each(&a->overlaps, i)
+	{
+		struct overlaps *o = a->overlaps.e[i].val;
+
+		free(o->idx);
+		free(o);
+	}
+	jt_hash_free(&a->overlaps);
+	jt_strtab_free(&a->strs);
 }
 
 static int cmp_finding(const void *x, const void *y)
@@ -550,12 +641,14 @@ int cmd_audit(int argc, char **argv)
 	pid_t pid = 0;
 	char *end;
 	struct audit a = {};
+	struct jt_pipe_ops ops = { .item = on_item,
+				   .exited = exited,
+				   .ctx = &a,
+				   .named = true };
 	struct jt_stream s;
-	struct jt_syms syms;
-	struct jt_model m;
+	struct jt_pipe p;
 	bool json = false;
-	size_t i;
-	int c;
+	int c, err;
 
 	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -590,25 +683,18 @@ int cmd_audit(int argc, char **argv)
 		return jt_usage_error(usage, "--addr needs -p");
 	if (pid)
 		return jt_audit_live(pid, addrs, naddrs, json);
-	if (jt_view_open_named(&s, &syms, in))
+	if (jt_view_open(&s, in))
 		return 1;
 	a.s = &s;
-	a.syms = &syms;
-	jt_model_init(&m);
-	jt_replay(&s, &m, 0, on_item, &a);
-	finish(&a, &m);
-	if (a.n)
-		qsort(a.f, a.n, sizeof(*a.f), cmp_finding);
-	print(&a, json);
-	for (i = 0; i < a.n; i++) {
-		free(a.f[i].detail);
-		free(a.f[i].text);
+	err = jt_view_run(&p, &s, in, &ops);
+	if (!err) {
+		finish(&a, &p.m);
+		if (a.n)
+			qsort(a.f, a.n, sizeof(*a.f), cmp_finding);
+		print(&a, json);
 	}
-	free(a.f);
-	free(a.pages);
-	free(a.orphans);
-	jt_model_free(&m);
-	jt_syms_free(&syms);
+	free_audit(&a);
+	jt_pipe_free(&p);
 	jt_stream_free(&s);
-	return 0;
+	return err;
 }

@@ -8,7 +8,8 @@
 #include "lib/fmt.h"
 #include "lib/json.h"
 #include "lib/perf_rec.h"
-#include "model/replay.h"
+#include "lib/hash.h"
+#include "lib/reserve.h"
 #include "views/view.h"
 
 static const char usage[] =
@@ -29,10 +30,31 @@ struct maps_opts {
 	int perf;
 };
 
+/* A process's part of the output, made when it exits or at the end. */
+struct block {
+	uint64_t ordinal;
+	uint32_t pid;
+	char *text; /* text, or JSON lines: one region object each */
+	size_t len;
+};
+
+/* perf's MMAP2 lines for a pid, for --perf. */
+struct perf_lines {
+	uint32_t pid;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
 struct maps_ctx {
 	struct maps_opts *o;
 	const struct jt_stream *s;
 	struct jt_json j;
+	struct block *blocks;
+	size_t nblocks;
+	size_t blocks_cap;
+	struct jt_hash perf; /* pid -> struct perf_lines */
+	int err;
 };
 
 static int parse(int argc, char **argv, struct maps_opts *o)
@@ -96,10 +118,9 @@ static void json_kvma(struct jt_json *j, const struct jt_region *r)
 	jt_json_end(j);
 }
 
-static void json_region(struct maps_ctx *c, const struct jt_proc *p,
+static void json_region(struct jt_json *j, const struct jt_proc *p,
 			const struct jt_region *r, size_t members)
 {
-	struct jt_json *j = &c->j;
 	char prot[5];
 
 	jt_json_object(j);
@@ -122,14 +143,15 @@ static void json_region(struct maps_ctx *c, const struct jt_proc *p,
 	jt_json_end(j);
 }
 
-static void text_region(const struct jt_region *r, size_t members)
+static void text_region(FILE *f, const struct jt_region *r, size_t members)
 {
 	char prot[5], t[32], kv[48] = "?";
 
 	if (r->kvma.end)
 		snprintf(kv, sizeof(kv), "%" PRIx64 "-%" PRIx64, r->kvma.start,
 			 r->kvma.end);
-	printf("%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64
+	fprintf(f,
+	       "%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64
 	       " %-8s %20s %-27s %-11s %s\n",
 	       r->start, r->end,
 	       jt_prot_str(r->prot, jt_region_shared(r), prot),
@@ -138,57 +160,109 @@ static void text_region(const struct jt_region *r, size_t members)
 	       jt_region_name(r));
 }
 
-static void perf_mmap2s(const struct jt_stream *s, uint32_t pid, uint64_t at)
+static bool lines_eq(const void *val, const void *key)
 {
-	size_t i;
-
-	printf("# perf MMAP2 records (the kernel's view):\n");
-	for (i = 0; i < s->n; i++) {
-		const struct jt_item *it = &s->items[i];
-		struct jt_mmap2 m;
-		char t[32];
-
-		if (at && it->time > at)
-			break;
-		if (it->kind != JT_IT_PERF ||
-		    jt_perf_mmap2(it->data, it->len, &m) || m.pid != pid)
-			continue;
-		printf("#   %s [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64
-		       " %c%c%c] %.*s\n",
-		       jt_time_str(it->time, t), m.start, m.len, m.pgoff,
-		       m.prot & 1 ? 'r' : '-', m.prot & 2 ? 'w' : '-',
-		       m.prot & 4 ? 'x' : '-', (int)m.filename_len, m.filename);
-	}
+	return ((const struct perf_lines *)val)->pid == *(const uint32_t *)key;
 }
 
-static void show_proc(struct maps_ctx *c, const struct jt_proc *p)
+static struct perf_lines *perf_lines(struct maps_ctx *c, uint32_t pid,
+				     bool make)
+{
+	uint64_t h = jt_hash_u64(pid);
+	struct perf_lines *l = jt_hash_find(&c->perf, h, lines_eq, &pid);
+
+	if (l || !make)
+		return l;
+	l = calloc(1, sizeof(*l));
+	if (!l || !(l->f = open_memstream(&l->buf, &l->len)) ||
+	    jt_hash_add(&c->perf, h, l)) {
+		if (l && l->f)
+			fclose(l->f);
+		free(l ? l->buf : NULL);
+		free(l);
+		c->err = 1;
+		return NULL;
+	}
+	l->pid = pid;
+	return l;
+}
+
+/* perf's MMAP2 records, kept per pid for --perf: the kernel's view. */
+static void perf_mmap2(struct maps_ctx *c, const struct jt_item *it)
+{
+	struct perf_lines *l;
+	struct jt_mmap2 m;
+	char t[32];
+
+	if (it->kind != JT_IT_PERF || jt_perf_mmap2(it->data, it->len, &m) ||
+	    (c->o->pid && m.pid != c->o->pid) ||
+	    !(l = perf_lines(c, m.pid, true)))
+		return;
+	fprintf(l->f,
+		"#   %s [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64
+		" %c%c%c] %.*s\n",
+		jt_time_str(it->time, t), m.start, m.len, m.pgoff,
+		m.prot & 1 ? 'r' : '-', m.prot & 2 ? 'w' : '-',
+		m.prot & 4 ? 'x' : '-', (int)m.filename_len, m.filename);
+}
+
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *res)
+{
+	struct maps_ctx *c = ctx;
+
+	if (c->o->perf && !c->o->json)
+		perf_mmap2(c, it);
+}
+
+static void render(struct maps_ctx *c, const struct jt_proc *p, FILE *f)
 {
 	const struct jt_aspace *as = p->as;
 	const struct jt_region *r;
+	struct jt_json j;
 	char t[32];
 
+	jt_json_init(&j, f);
 	if (!c->o->json) {
-		printf("pid %u (%s) %s", p->pid, p->comm[0] ? p->comm : "?",
-		       p->exe ? p->exe : "");
+		fprintf(f, "pid %u (%s) %s", p->pid,
+			p->comm[0] ? p->comm : "?", p->exe ? p->exe : "");
 		if (p->dead_ns)
-			printf(" [exited %s]", jt_time_str(p->dead_ns, t));
-		printf("\n%-25s %-4s %-8s %-8s %20s %-27s %-11s %s\n",
-		       "START-END", "PROT", "OFFSET", "MADE BY", "BORN",
-		       "KERNEL VMA", "", "BACKING");
+			fprintf(f, " [exited %s]", jt_time_str(p->dead_ns, t));
+		fprintf(f, "\n%-25s %-4s %-8s %-8s %20s %-27s %-11s %s\n",
+			"START-END", "PROT", "OFFSET", "MADE BY", "BORN",
+			"KERNEL VMA", "", "BACKING");
 	}
 	for (r = as ? jt_aspace_first(as) : NULL; r;
 	     r = jt_aspace_next(as, r)) {
 		size_t members = jt_aspace_vma_members(as, r);
 
 		if (c->o->json)
-			json_region(c, p, r, members);
+			json_region(&j, p, r, members);
 		else
-			text_region(r, members);
+			text_region(f, r, members);
 	}
-	if (!c->o->json && c->o->perf)
-		perf_mmap2s(c->s, p->pid, c->o->at);
-	if (!c->o->json)
-		printf("\n");
+}
+
+static void keep(struct maps_ctx *c, const struct jt_proc *p)
+{
+	struct block *b;
+	FILE *f;
+
+	if (jt_reserve(&c->blocks, &c->blocks_cap, c->nblocks + 1,
+		       sizeof(*c->blocks))) {
+		c->err = 1;
+		return;
+	}
+	b = &c->blocks[c->nblocks];
+	*b = (struct block){ .ordinal = p->ordinal, .pid = p->pid };
+	f = open_memstream(&b->text, &b->len);
+	if (!f) {
+		c->err = 1;
+		return;
+	}
+	render(c, p, f);
+	fclose(f);
+	c->nblocks++;
 }
 
 static int shown(const struct maps_opts *o, const struct jt_proc *p)
@@ -201,13 +275,72 @@ static int shown(const struct maps_opts *o, const struct jt_proc *p)
 	return 1;
 }
 
+/* Without --at, each process as it was at its last moment alive. */
+static void exited(void *ctx, struct jt_model *m, struct jt_proc *p)
+{
+	struct maps_ctx *c = ctx;
+
+	if (!c->o->at && shown(c->o, p))
+		keep(c, p);
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+static void print_block(struct maps_ctx *c, const struct block *b)
+{
+	struct perf_lines *l;
+	char *line, *save = NULL;
+
+	if (c->o->json) {
+		for (line = strtok_r(b->text, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			jt_json_raw(&c->j, line);
+		return;
+	}
+	fwrite(b->text, 1, b->len, stdout);
+	if (c->o->perf) {
+		printf("# perf MMAP2 records (the kernel's view):\n");
+		l = perf_lines(c, b->pid, false);
+		if (l && !fflush(l->f))
+			fwrite(l->buf, 1, l->len, stdout);
+	}
+	printf("\n");
+}
+
+static void free_ctx(struct maps_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nblocks; i++)
+		free(c->blocks[i].text);
+	free(c->blocks);
+	jt_hash_for_each(&c->perf, i)
+	{
+		struct perf_lines *l = c->perf.e[i].val;
+
+		fclose(l->f);
+		free(l->buf);
+		free(l);
+	}
+	jt_hash_free(&c->perf);
+}
+
 int cmd_maps(int argc, char **argv)
 {
 	struct maps_opts o = {};
 	struct maps_ctx c = { .o = &o };
+	struct jt_pipe_ops ops = { .item = on_item,
+				   .exited = exited,
+				   .ctx = &c };
 	struct jt_stream s;
-	struct jt_model m;
-	size_t i, n = 0;
+	struct jt_pipe p;
+	struct jt_proc *proc;
+	size_t i;
 	int err = parse(argc, argv, &o);
 
 	if (err)
@@ -215,25 +348,31 @@ int cmd_maps(int argc, char **argv)
 	if (jt_view_open(&s, o.input))
 		return 1;
 	c.s = &s;
-	jt_model_init(&m);
-	jt_replay(&s, &m, o.at, NULL, NULL);
+	ops.until = o.at;
+	err = jt_view_run(&p, &s, o.input, &ops);
+	for (proc = p.m.first; proc && !err; proc = proc->next)
+		if (shown(&o, proc))
+			keep(&c, proc);
+	if (c.err && !err) {
+		fprintf(stderr, "jittrace: out of memory\n");
+		err = 1;
+	}
+	if (c.nblocks)
+		qsort(c.blocks, c.nblocks, sizeof(*c.blocks), cmp_block);
 	jt_json_init(&c.j, stdout);
 	if (o.json)
 		jt_json_array(&c.j);
-	for (i = 0; i < m.nprocs; i++) {
-		if (!shown(&o, m.procs[i]))
-			continue;
-		show_proc(&c, m.procs[i]);
-		n++;
-	}
+	for (i = 0; i < c.nblocks && !err; i++)
+		print_block(&c, &c.blocks[i]);
 	if (o.json)
 		jt_json_end(&c.j);
-	else
-		jt_print_loss_footer(stdout, &s, &m);
-	if (!n && o.pid)
+	else if (!err)
+		jt_print_loss_footer(stdout, &s, &p);
+	if (!c.nblocks && o.pid && !err)
 		fprintf(stderr, "jittrace: no process %u in %s\n", o.pid,
 			o.input);
-	jt_model_free(&m);
+	jt_pipe_free(&p);
 	jt_stream_free(&s);
-	return !n && o.pid ? 1 : 0;
+	free_ctx(&c);
+	return err || (!c.nblocks && o.pid) ? 1 : 0;
 }

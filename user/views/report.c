@@ -8,8 +8,8 @@
 #include "lib/fmt.h"
 #include "lib/json.h"
 #include "lib/perf_rec.h"
-#include "model/replay.h"
-#include "model/symbolize.h"
+#include "lib/hash.h"
+#include "model/pipeline.h"
 #include "views/view.h"
 
 static const char usage[] =
@@ -43,10 +43,10 @@ struct report {
 	int json;
 	int data; /* rows are data regions; source holds enum jt_sharing */
 	struct jt_stream *s;
-	struct jt_syms *syms;
-	struct row *rows;
+	struct jt_strtab strs;
+	struct jt_hash groups; /* of struct row */
+	struct row **rows;     /* the groups, most samples first */
 	size_t n;
-	size_t cap;
 	uint64_t total;
 };
 
@@ -134,43 +134,21 @@ static uint64_t row_hash(const struct row *k)
 
 	h ^= ((uintptr_t)k->dso + k->pid) * 0xc2b2ae3d27d4eb4fULL;
 	h ^= (uintptr_t)k->sym * 0x165667b19e3779f9ULL;
-	return h ^ (h >> 29);
+	return jt_hash_u64(h);
 }
 
-static bool row_eq(const struct row *a, const struct row *b)
+static bool row_eq(const void *val, const void *key)
 {
+	const struct row *a = val, *b = key;
+
 	return a->comm == b->comm && a->pid == b->pid && a->dso == b->dso &&
 	       a->sym == b->sym;
 }
 
-static int grow(struct report *r)
-{
-	size_t cap = r->cap ? r->cap * 2 : 1024, i;
-	struct row *old = r->rows;
-
-	r->rows = calloc(cap, sizeof(*r->rows));
-	if (!r->rows) {
-		r->rows = old;
-		return -1;
-	}
-	for (i = 0; i < r->cap; i++) {
-		size_t j;
-
-		if (!old[i].samples)
-			continue;
-		for (j = row_hash(&old[i]) & (cap - 1); r->rows[j].samples;
-		     j = (j + 1) & (cap - 1))
-			;
-		r->rows[j] = old[i];
-	}
-	free(old);
-	r->cap = cap;
-	return 0;
-}
-
 static int add(struct report *r, struct row *k)
 {
-	size_t j;
+	struct row *w;
+	uint64_t h;
 
 	/* Keys left out of --sort do not split groups. */
 	if (!(r->keys & K_COMM))
@@ -181,18 +159,19 @@ static int add(struct report *r, struct row *k)
 		k->dso = "-";
 	if (!(r->keys & K_SYM))
 		k->sym = "-";
-	if (r->n * 2 >= r->cap && grow(r))
-		return -1;
-	for (j = row_hash(k) & (r->cap - 1); r->rows[j].samples;
-	     j = (j + 1) & (r->cap - 1)) {
-		if (row_eq(&r->rows[j], k)) {
-			r->rows[j].samples++;
-			r->rows[j].retro += k->retro;
-			return 0;
-		}
+	h = row_hash(k);
+	w = jt_hash_find(&r->groups, h, row_eq, k);
+	if (w) {
+		w->samples++;
+		w->retro += k->retro;
+		return 0;
 	}
-	r->rows[j] = *k;
-	r->n++;
+	w = malloc(sizeof(*w));
+	if (!w || jt_hash_add(&r->groups, h, w)) {
+		free(w);
+		return -1;
+	}
+	*w = *k;
 	return 0;
 }
 
@@ -207,10 +186,10 @@ static void data_row(struct report *r, struct jt_model *m, struct jt_proc *p,
 	if (!(r->s->sample_type & PERF_SAMPLE_ADDR))
 		return;
 	k->dso = g ? jt_region_name(g) : "[unmapped]";
-	k->dso = jt_intern(&r->syms->strs, k->dso, strlen(k->dso));
+	k->dso = jt_intern(&r->strs, k->dso, strlen(k->dso));
 	snprintf(range, sizeof(range), "%" PRIx64 "-%" PRIx64, g ? g->start : 0,
 		 g ? g->end : 0);
-	k->sym = jt_intern(&r->syms->strs, range, strlen(range));
+	k->sym = jt_intern(&r->strs, range, strlen(range));
 	k->source = p && p->as ? jt_aspace_sharing(p->as, smp->addr) :
 				 JT_SHARE_NONE;
 	k->samples = 1;
@@ -218,20 +197,20 @@ static void data_row(struct report *r, struct jt_model *m, struct jt_proc *p,
 	add(r, k);
 }
 
-static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
 {
 	struct report *r = ctx;
-	const struct jt_symres *y = &r->syms->res[it - r->s->items];
 	struct jt_sample smp;
 	struct jt_proc *p;
 	char name[256];
 	struct row k = {};
 
-	if (!y->is_sample ||
+	if (!y || !y->is_sample ||
 	    jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
 		return;
 	p = jt_model_find(m, smp.pid);
-	k.comm = jt_intern(&r->syms->strs, p && p->comm[0] ? p->comm : "?",
+	k.comm = jt_intern(&r->strs, p && p->comm[0] ? p->comm : "?",
 			   strlen(p && p->comm[0] ? p->comm : "?"));
 	if ((r->pid && smp.pid != r->pid) ||
 	    (r->comm && strcmp(r->comm, k.comm)))
@@ -243,7 +222,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 	}
 	k.dso = y->dso ? y->dso : "[unknown]";
 	k.sym = jt_symres_name(y, name, sizeof(name));
-	k.sym = jt_intern(&r->syms->strs, k.sym, strlen(k.sym));
+	k.sym = jt_intern(&r->strs, k.sym, strlen(k.sym));
 	k.source = y->source;
 	k.samples = 1;
 	k.retro = y->retro;
@@ -253,7 +232,8 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 
 static int cmp_count(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct row *x = *(struct row *const *)a,
+			 *y = *(struct row *const *)b;
 	int c;
 
 	if (x->samples != y->samples)
@@ -267,17 +247,19 @@ static int cmp_count(const void *a, const void *b)
 	return strcmp(x->sym, y->sym);
 }
 
-/* Pack the hash's rows to the front, most samples first. */
-static void group(struct report *r)
+/* The groups, most samples first. */
+static int group(struct report *r)
 {
-	size_t i, n = 0;
+	size_t i;
 
-	for (i = 0; i < r->cap; i++)
-		if (r->rows[i].samples)
-			r->rows[n++] = r->rows[i];
-	r->n = n;
-	if (n)
+	r->rows = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*r->rows));
+	if (!r->rows)
+		return -1;
+	jt_hash_for_each(&r->groups, i)
+		r->rows[r->n++] = r->groups.e[i].val;
+	if (r->n)
 		qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
+	return 0;
 }
 
 static void json_row(struct jt_json *j, const struct report *r,
@@ -317,7 +299,7 @@ static void print_json(const struct report *r)
 	jt_json_init(&j, stdout);
 	jt_json_array(&j);
 	for (i = 0; i < r->n; i++)
-		json_row(&j, r, &r->rows[i]);
+		json_row(&j, r, r->rows[i]);
 	jt_json_end(&j);
 }
 
@@ -333,7 +315,7 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	       "Command", "Pid", r->data ? "Backing" : "Shared Object",
 	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol");
 	for (i = 0; i < r->n; i++) {
-		const struct row *w = &r->rows[i];
+		const struct row *w = r->rows[i];
 
 		printf("  %7.2f%% %9" PRIu64 "  %-16s %7u  %-24s %-8s %s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
@@ -368,7 +350,7 @@ static void print_sources(const struct jt_stream *s)
 	size_t i;
 
 	for (i = 0; i < s->nsources; i++) {
-		const struct jt_jit_source *j = &s->sources[i];
+		const struct jt_jit_source *j = s->sources[i];
 		const struct jt_jit_stats *st = j->kind == JT_JIT_JITDUMP ?
 							&j->dump.stats :
 							&j->map.stats;
@@ -376,18 +358,22 @@ static void print_sources(const struct jt_stream *s)
 		if (j->status) {
 			printf("# %s (pid %u, %s): refused: %s", j->path,
 			       j->pid, found_how(j), strerror(-j->status));
-			if (j->kind == JT_JIT_PERFMAP &&
-			    j->write_end > j->write_next)
-				printf("; %zu writes to it ignored",
-				       j->write_end - j->write_next);
+			if (j->kind == JT_JIT_PERFMAP && j->ignored_writes)
+				printf("; %" PRIu64 " writes to it ignored",
+				       j->ignored_writes);
 			printf("\n");
 			continue;
 		}
 		printf("# %s (pid %u, %s): %" PRIu64 " records, %" PRIu64
-		       " malformed skipped%s%s\n",
+		       " malformed skipped%s%s",
 		       j->path, j->pid, found_how(j), st->records, st->skipped,
 		       j->dump.failed ? "; stopped: " : "",
 		       j->dump.failed ? j->dump.err : "");
+		if (j->truncated)
+			printf("; cut at --max-jit-bytes, %" PRIu64
+			       " bytes not read",
+			       j->truncated);
+		printf("\n");
 	}
 }
 
@@ -408,32 +394,37 @@ static void print_changed(const struct jt_stream *s, const struct jt_syms *y)
 int cmd_report(int argc, char **argv)
 {
 	struct report r = {};
+	struct jt_pipe_ops ops = { .item = on_item, .ctx = &r, .named = true };
 	const char *in;
 	struct jt_stream s;
-	struct jt_syms syms;
-	struct jt_model m;
+	struct jt_pipe p;
+	size_t i;
 	int err = parse(argc, argv, &r, &in);
 
 	if (err)
 		return err;
-	if (jt_view_open_named(&s, &syms, in))
+	if (jt_view_open(&s, in))
 		return 1;
 	r.s = &s;
-	r.syms = &syms;
-	jt_model_init(&m);
-	jt_replay(&s, &m, 0, on_item, &r);
-	group(&r);
-	if (r.json) {
+	err = jt_view_run(&p, &s, in, &ops);
+	if (!err && group(&r))
+		err = 1;
+	if (err) {
+		/* nothing more to print */
+	} else if (r.json) {
 		print_json(&r);
 	} else {
-		print_table(&r, &s, &syms);
+		print_table(&r, &s, &p.syms);
 		print_sources(&s);
-		print_changed(&s, &syms);
-		jt_print_loss_footer(stdout, &s, &m);
+		print_changed(&s, &p.syms);
+		jt_print_loss_footer(stdout, &s, &p);
 	}
+	jt_hash_for_each(&r.groups, i)
+		free(r.groups.e[i].val);
+	jt_hash_free(&r.groups);
 	free(r.rows);
-	jt_model_free(&m);
-	jt_syms_free(&syms);
+	jt_strtab_free(&r.strs);
+	jt_pipe_free(&p);
 	jt_stream_free(&s);
-	return 0;
+	return err;
 }

@@ -8,8 +8,6 @@
 #include "lib/fmt.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
-#include "model/replay.h"
-#include "model/symbolize.h"
 #include "views/script.h"
 #include "views/view.h"
 
@@ -150,12 +148,11 @@ static void sample_text(struct script_ctx *c, struct jt_model *m,
 }
 
 static void sample(struct script_ctx *c, struct jt_model *m,
-		   const struct jt_item *it)
+		   const struct jt_item *it, const struct jt_symres *y)
 {
-	const struct jt_symres *y = &c->syms->res[it - c->s->items];
 	struct jt_sample s;
 
-	if (jt_perf_sample(it->data, it->len, c->s->sample_type, &s))
+	if (!y || jt_perf_sample(it->data, it->len, c->s->sample_type, &s))
 		return;
 	c->samples++;
 	if (c->folded)
@@ -238,7 +235,8 @@ static void jit_item(struct script_ctx *c, struct jt_model *m,
 	       j->name ? j->name : "", jt_source_name(j->source));
 }
 
-static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
 {
 	struct script_ctx *c = ctx;
 	const struct perf_event_header *h = it->data;
@@ -251,19 +249,30 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it)
 	else if (it->kind == JT_IT_BPF)
 		bpf_event(c, m, it);
 	else if (h->type == PERF_RECORD_SAMPLE)
-		sample(c, m, it);
+		sample(c, m, it, y);
 	else if (h->type == PERF_RECORD_MMAP2)
 		perf_mmap2(c, m, it);
 	else
 		perf_other(c, m, it);
 }
 
-static int cmp_str(const void *a, const void *b)
+struct stack {
+	uint64_t count;
+	char line[];
+};
+
+static bool stack_eq(const void *val, const void *key)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return !strcmp(((const struct stack *)val)->line, key);
 }
 
-/* "comm;outer;...;leaf": perf gives the chain leaf first. */
+static int cmp_stack(const void *a, const void *b)
+{
+	return strcmp((*(struct stack *const *)a)->line,
+		      (*(struct stack *const *)b)->line);
+}
+
+/* "comm;outer;...;leaf" counted: perf gives the chain leaf first. */
 static void fold(struct script_ctx *c, struct jt_model *m,
 		 const struct jt_symres *y, uint32_t pid)
 {
@@ -271,41 +280,50 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 	char *line = NULL, name[256];
 	size_t len = 0, i;
 	FILE *f = open_memstream(&line, &len);
+	struct stack *k;
+	uint64_t h;
 
 	if (!f)
 		return;
 	fprintf(f, "%s", p && p->comm[0] ? p->comm : "?");
 	for (i = y->nframes; i-- > 0;)
-		fprintf(f, ";%s", c->syms->frames[y->frame_off + i]);
+		fprintf(f, ";%s", y->frames[i]);
 	if (!y->nframes)
 		fprintf(f, ";%s", jt_symres_name(y, name, sizeof(name)));
 	fclose(f);
-	if (jt_reserve(&c->stacks, &c->stacks_cap, c->nstacks + 1,
-		       sizeof(*c->stacks))) {
-		free(line);
-		return;
+	h = jt_hash_bytes(line, len);
+	k = jt_hash_find(&c->stacks, h, stack_eq, line);
+	if (k) {
+		k->count++;
+	} else if ((k = malloc(sizeof(*k) + len + 1))) {
+		k->count = 1;
+		memcpy(k->line, line, len + 1);
+		if (jt_hash_add(&c->stacks, h, k))
+			free(k);
 	}
-	c->stacks[c->nstacks++] = line;
+	free(line);
 }
 
 static void print_folded(struct script_ctx *c)
 {
-	size_t i, run = 1;
+	struct stack **v = malloc((c->stacks.n ? c->stacks.n : 1) * sizeof(*v));
+	size_t i, n = 0;
 
-	if (c->nstacks)
-		qsort(c->stacks, c->nstacks, sizeof(*c->stacks), cmp_str);
-	for (i = 0; i < c->nstacks; i++) {
-		if (i + 1 < c->nstacks &&
-		    !strcmp(c->stacks[i], c->stacks[i + 1])) {
-			run++;
-			continue;
-		}
-		printf("%s %zu\n", c->stacks[i], run);
-		run = 1;
+	jt_hash_for_each(&c->stacks, i)
+	{
+		if (v)
+			v[n++] = c->stacks.e[i].val;
+		else
+			free(c->stacks.e[i].val);
 	}
-	for (i = 0; i < c->nstacks; i++)
-		free(c->stacks[i]);
-	free(c->stacks);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_stack);
+	for (i = 0; i < n; i++) {
+		printf("%s %" PRIu64 "\n", v[i]->line, v[i]->count);
+		free(v[i]);
+	}
+	free(v);
+	jt_hash_free(&c->stacks);
 }
 
 int cmd_script(int argc, char **argv)
@@ -318,11 +336,11 @@ int cmd_script(int argc, char **argv)
 		{},
 	};
 	const char *input = "jittrace.data";
-	struct jt_syms syms;
 	struct script_ctx c = {};
+	struct jt_pipe_ops ops = { .item = on_item, .ctx = &c, .named = true };
 	struct jt_stream s;
-	struct jt_model m;
-	int opt;
+	struct jt_pipe p;
+	int opt, err;
 
 	while ((opt = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -346,24 +364,21 @@ int cmd_script(int argc, char **argv)
 		return jt_usage_error(usage, "unexpected argument");
 	if (c.json && c.folded)
 		return jt_usage_error(usage, "--json or --folded, not both");
-	if (jt_view_open_named(&s, &syms, input))
+	if (jt_view_open(&s, input))
 		return 1;
 	c.s = &s;
-	c.syms = &syms;
 	jt_json_init(&c.j, stdout);
-	jt_model_init(&m);
-	jt_replay(&s, &m, 0, on_item, &c);
+	err = jt_view_run(&p, &s, input, &ops);
 	if (c.folded)
 		print_folded(&c);
-	else if (!c.json) {
+	else if (!c.json && !err) {
 		printf("# %llu samples, %llu [unknown], %llu retro\n",
-		       (unsigned long long)syms.st.samples,
-		       (unsigned long long)syms.st.unknown,
-		       (unsigned long long)syms.st.retro);
-		jt_print_loss_footer(stdout, &s, &m);
+		       (unsigned long long)p.syms.st.samples,
+		       (unsigned long long)p.syms.st.unknown,
+		       (unsigned long long)p.syms.st.retro);
+		jt_print_loss_footer(stdout, &s, &p);
 	}
-	jt_model_free(&m);
-	jt_syms_free(&syms);
+	jt_pipe_free(&p);
 	jt_stream_free(&s);
-	return 0;
+	return err;
 }

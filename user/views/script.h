@@ -5,18 +5,16 @@
 
 #include "lib/json.h"
 #include "lib/perf_rec.h"
-#include "model/replay.h"
+#include "lib/hash.h"
+#include "model/pipeline.h"
 #include "model/symbolize.h"
 
 struct script_ctx {
 	const struct jt_stream *s;
-	const struct jt_syms *syms;
 	int json;
 	int folded;
 	struct jt_json j;
-	char **stacks;
-	size_t nstacks;
-	size_t stacks_cap;
+	struct jt_hash stacks; /* folded: "comm;outer;...;leaf" -> count */
 	uint64_t samples;
 };
 

@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <string.h>
 #include "views/view.h"
 
 int jt_view_open(struct jt_stream *s, const char *path)
 {
 	char msg[512];
 
-	if (jt_stream_load(s, path, msg, sizeof(msg))) {
+	if (jt_stream_open(s, path, msg, sizeof(msg))) {
 		fprintf(stderr, "jittrace: %s\n", msg);
 		return 1;
 	}
-	jt_stream_warn(s, path);
 	return 0;
 }
 
-int jt_view_open_named(struct jt_stream *s, struct jt_syms *y, const char *path)
+int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
+		const struct jt_pipe_ops *ops)
 {
-	if (jt_view_open(s, path))
-		return 1;
-	if (!jt_symbolize(s, y))
-		return 0;
-	fprintf(stderr, "jittrace: out of memory naming samples\n");
-	jt_syms_free(y);
-	jt_stream_free(s);
-	return 1;
+	int err = jt_pipe_run(p, s, ops);
+
+	jt_stream_warn(s, path);
+	if (err && err != -ENOMEM)
+		fprintf(stderr, "jittrace: %s: %s\n", path, strerror(-err));
+	return err ? 1 : 0;
 }
 
 const char *jt_region_name(const struct jt_region *r)
@@ -89,8 +89,10 @@ void jt_print_probes(FILE *f, const struct jt_stream *s)
 }
 
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
-			  const struct jt_model *m)
+			  const struct jt_pipe *p)
 {
+	const struct jt_model *m = &p->m;
+
 	unsigned long long lost =
 		s->lost.bpf_events + s->lost.perf_records + s->lost.bpf_errors;
 
@@ -112,6 +114,18 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"# COW faults whose VMA BPF could not read, classified "
 			"from the model: %llu\n",
 			(unsigned long long)m->stats.cow_raw);
+	if (s->ord.late)
+		fprintf(f,
+			"# events later than the reorder window (%llu ms) "
+			"allows: %llu, applied when they came\n",
+			(unsigned long long)(JT_REORDER_NS / 1000000),
+			(unsigned long long)s->ord.late);
+	if (p->retro_forced)
+		fprintf(f,
+			"# samples that stopped waiting for a late code-load "
+			"record (after %llu s or %u events): %llu\n",
+			(unsigned long long)(JT_RETRO_NS / 1000000000),
+			JT_RETRO_MAX, (unsigned long long)p->retro_forced);
 	if (m->stats.nomem)
 		fprintf(f, "# events dropped for lack of memory: %llu\n",
 			(unsigned long long)m->stats.nomem);

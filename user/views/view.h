@@ -5,14 +5,18 @@
 
 #include <stdio.h>
 #include "model/model.h"
+#include "model/pipeline.h"
 #include "model/stream.h"
 #include "model/symbolize.h"
 
-/* Load path into s and print its warnings; 0, or 1 after an error. */
+/* Open path as a stream; 0, or 1 after saying why not. */
 int jt_view_open(struct jt_stream *s, const char *path);
-/* The same, and name every sample: where report, script and audit start. */
-int jt_view_open_named(struct jt_stream *s, struct jt_syms *y,
-		       const char *path);
+/*
+ * Run the pipeline over s, then print the stream's warnings; 0, or 1
+ * after an error. p->m is the model at the end.
+ */
+int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
+		const struct jt_pipe_ops *ops);
 /* "[heap]", "[anon]", the path...: what /proc/PID/maps would print. */
 const char *jt_region_name(const struct jt_region *r);
 const char *jt_origin_name(uint16_t origin);
@@ -20,6 +24,6 @@ const char *jt_event_name(uint16_t type);
 /* "# probes: mmap=fentry ...": how the recording's events were caught. */
 void jt_print_probes(FILE *f, const struct jt_stream *s);
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
-			  const struct jt_model *m);
+			  const struct jt_pipe *p);
 
 #endif

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include "lib/hash.h"
+
+uint64_t jt_hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	while (len--)
+		h = (h ^ *s++) * 1099511628211ULL;
+	return h;
+}
+
+uint64_t jt_hash_u64(uint64_t x)
+{
+	/* splitmix64's finalizer: every input bit reaches every output bit */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void *jt_hash_find(const struct jt_hash *h, uint64_t hash, jt_hash_eq eq,
+		   const void *key)
+{
+	size_t i;
+
+	if (!h->cap)
+		return NULL;
+	for (i = hash & (h->cap - 1); h->e[i].val; i = (i + 1) & (h->cap - 1))
+		if (h->e[i].hash == hash && eq(h->e[i].val, key))
+			return h->e[i].val;
+	return NULL;
+}
+
+static void place(struct jt_hash_ent *e, size_t cap, uint64_t hash, void *val)
+{
+	size_t i = hash & (cap - 1);
+
+	while (e[i].val)
+		i = (i + 1) & (cap - 1);
+	e[i] = (struct jt_hash_ent){ hash, val };
+}
+
+static int grow(struct jt_hash *h)
+{
+	size_t cap = h->cap ? h->cap * 2 : 64, i;
+	struct jt_hash_ent *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < h->cap; i++)
+		if (h->e[i].val)
+			place(e, cap, h->e[i].hash, h->e[i].val);
+	free(h->e);
+	h->e = e;
+	h->cap = cap;
+	return 0;
+}
+
+int jt_hash_add(struct jt_hash *h, uint64_t hash, void *val)
+{
+	if ((h->n + 1) * 2 > h->cap && grow(h))
+		return -ENOMEM;
+	place(h->e, h->cap, hash, val);
+	h->n++;
+	return 0;
+}
+
+void *jt_hash_del(struct jt_hash *h, uint64_t hash, jt_hash_eq eq,
+		  const void *key)
+{
+	size_t mask = h->cap - 1, i, j;
+	void *val;
+
+	if (!h->cap)
+		return NULL;
+	for (i = hash & mask; h->e[i].val; i = (i + 1) & mask)
+		if (h->e[i].hash == hash && eq(h->e[i].val, key))
+			break;
+	val = h->e[i].val;
+	if (!val)
+		return NULL;
+	/* Shift back every entry the hole would cut off from its home. */
+	for (j = (i + 1) & mask; h->e[j].val; j = (j + 1) & mask) {
+		size_t home = h->e[j].hash & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			h->e[i] = h->e[j];
+			i = j;
+		}
+	}
+	h->e[i] = (struct jt_hash_ent){};
+	h->n--;
+	return val;
+}
+
+void jt_hash_free(struct jt_hash *h)
+{
+	free(h->e);
+	*h = (struct jt_hash){};
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/reserve.h"
+#include "model/pipeline.h"
+
+/* perf's COMM names processes the BPF side never saw exec (-a, -p). */
+static void perf_comm(struct jt_model *m, const struct jt_item *it)
+{
+	const struct perf_event_header *h = it->data;
+	const uint32_t *p = (const void *)(h + 1);
+	char comm[JT_COMM_LEN] = {};
+	size_t max = it->len - sizeof(*h) - 8;
+
+	if (it->len < sizeof(*h) + 8 + 1)
+		return;
+	memcpy(comm, p + 2, max < sizeof(comm) - 1 ? max : sizeof(comm) - 1);
+	if (p[0] == p[1]) {
+		struct jt_proc *proc = jt_model_find(m, p[0]);
+
+		if (!proc || !proc->comm[0] ||
+		    (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+			jt_model_set_comm(m, p[0], comm);
+	}
+}
+
+static void apply(struct jt_model *m, const struct jt_item *it)
+{
+	const struct perf_event_header *h = it->data;
+	struct jt_mmap2 mm;
+
+	if (it->kind == JT_IT_BPF)
+		jt_model_apply(m, it->data, it->len);
+	else if (it->kind == JT_IT_JIT)
+		jt_model_apply_jit(m, it->data);
+	else if (h->type == PERF_RECORD_COMM)
+		perf_comm(m, it);
+	else if (!jt_perf_mmap2(h, it->len, &mm))
+		jt_model_perf_vma(m, mm.pid, mm.tid, mm.start,
+				  mm.start + mm.len);
+}
+
+static void deliver(struct jt_pipe *p, struct jt_item *it,
+		    struct jt_named *named)
+{
+	apply(&p->m, it);
+	if (named)
+		jt_syms_count(&p->syms, named);
+	if (p->ops->item)
+		p->ops->item(p->ops->ctx, &p->m, it,
+			     named ? &named->res : NULL);
+	jt_model_reap(&p->m, it->time);
+	jt_named_free(named);
+	free(it);
+}
+
+/* Let items reach the consumer, oldest first, once none waits. */
+static void release(struct jt_pipe *p, uint64_t now, bool all)
+{
+	while (p->head < p->n) {
+		struct jt_held *h = &p->held[p->head];
+
+		if (h->named && h->named->pending) {
+			if (!all && h->it->time + JT_RETRO_NS >= now &&
+			    p->n - p->head <= JT_RETRO_MAX)
+				break;
+			jt_syms_settle(&p->syms, h->named);
+			if (!all)
+				p->retro_forced++;
+		}
+		p->head++;
+		deliver(p, h->it, h->named);
+	}
+	if (p->head == p->n) {
+		p->head = p->n = 0;
+	} else if (p->head > 1024 && p->head * 2 > p->n) {
+		memmove(p->held, p->held + p->head,
+			(p->n - p->head) * sizeof(*p->held));
+		p->n -= p->head;
+		p->head = 0;
+	}
+}
+
+static int hold(struct jt_pipe *p, struct jt_item *it, struct jt_named *named)
+{
+	if (jt_reserve(&p->held, &p->cap, p->n + 1, sizeof(*p->held))) {
+		jt_named_free(named);
+		free(it);
+		return -ENOMEM;
+	}
+	p->held[p->n++] = (struct jt_held){ it, named };
+	if (p->n - p->head > p->peak_held)
+		p->peak_held = p->n - p->head;
+	return 0;
+}
+
+static void named_exit(void *ctx, struct jt_model *m, struct jt_proc *proc)
+{
+	jt_syms_exited(ctx, proc->pid);
+}
+
+static int step(struct jt_pipe *p, struct jt_item *it)
+{
+	struct jt_named *named;
+
+	if (!p->ops->named) {
+		deliver(p, it, NULL);
+		return 0;
+	}
+	apply(&p->ahead, it);
+	named = jt_syms_sample(&p->syms, &p->ahead, it);
+	if (it->kind == JT_IT_JIT)
+		jt_syms_jit(&p->syms, &p->ahead, it->data);
+	jt_model_reap(&p->ahead, it->time);
+	if (hold(p, it, named))
+		return -ENOMEM;
+	release(p, it->time, false);
+	return 0;
+}
+
+int jt_pipe_run(struct jt_pipe *p, struct jt_stream *s,
+		const struct jt_pipe_ops *ops)
+{
+	struct jt_item *it;
+	int err = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->s = s;
+	p->ops = ops;
+	jt_syms_init(&p->syms, s);
+	jt_model_init(&p->ahead);
+	jt_model_init(&p->m);
+	p->ahead.free_dead = p->m.free_dead = !ops->keep_dead;
+	p->ahead.on_exit = named_exit;
+	p->ahead.exit_ctx = &p->syms;
+	p->m.on_exit = ops->exited;
+	p->m.exit_ctx = ops->ctx;
+	while (!err && (it = jt_stream_next(s))) {
+		if (ops->until && it->time > ops->until) {
+			free(it);
+			break;
+		}
+		err = step(p, it);
+	}
+	release(p, UINT64_MAX, true);
+	if (!err && (s->err || p->syms.err))
+		err = s->err ? s->err : p->syms.err;
+	return err;
+}
+
+void jt_pipe_free(struct jt_pipe *p)
+{
+	size_t i;
+
+	for (i = p->head; i < p->n; i++) {
+		jt_named_free(p->held[i].named);
+		free(p->held[i].it);
+	}
+	free(p->held);
+	jt_syms_free(&p->syms);
+	jt_model_free(&p->ahead);
+	jt_model_free(&p->m);
+	memset(p, 0, sizeof(*p));
+}
