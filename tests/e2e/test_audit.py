@@ -38,10 +38,13 @@ def test_coalesced_and_mmap2_overlap_on_llvm_style_jit():
     ov = sorted((r for r in rows if r["kind"] == "mmap2-overlap"),
                 key=lambda r: r["detail"]["symbols"])
     assert [r["detail"]["symbols"] for r in ov] == list(range(1, n))
+    # The samples a tool trusting the record names wrong: from it on.
     samples = [s for s in script(data) if s["type"] == "sample" and s["source"] == "jitdump"]
     for r in ov:
         assert r["detail"]["samples"] == sum(
-            1 for s in samples if r["start"] <= hx(s["ip"]) < r["end"]), r
+            1 for s in samples if r["start"] <= hx(s["ip"]) < r["end"]
+            and s["time"] >= r["detail"]["time"]), r
+    assert sum(r["detail"]["samples"] for r in ov) > 0
 
 
 def test_perfmap_reuse():

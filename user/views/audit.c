@@ -526,8 +526,10 @@ static void finish(struct audit *a, struct jt_model *m)
 	size_t i;
 
 	overlap_details(a);
+	/* The dead were seen as they exited. */
 	for (p = m->first; p; p = p->next)
-		exited(a, m, p);
+		if (!p->dead_ns)
+			exited(a, m, p);
 	orphans(a);
 	jt_hash_for_each(&a->pages, i)
 	{

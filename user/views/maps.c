@@ -350,8 +350,9 @@ int cmd_maps(int argc, char **argv)
 	c.s = &s;
 	ops.until = o.at;
 	err = jt_view_run(&p, &s, o.input, &ops);
+	/* Without --at, the dead were kept as they exited. */
 	for (proc = p.m.first; proc && !err; proc = proc->next)
-		if (shown(&o, proc))
+		if (shown(&o, proc) && (o.at || !proc->dead_ns))
 			keep(&c, proc);
 	if (c.err && !err) {
 		fprintf(stderr, "jittrace: out of memory\n");
