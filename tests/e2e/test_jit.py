@@ -233,3 +233,33 @@ def test_refused_perfmap_is_recorded_and_said_once():
     rows = [l for l in rep.splitlines() if l.startswith(f"# {path} ")]
     assert rows == [f"# {path} (pid {pid}, there before attach): refused: "
                     "Operation not permitted; 2000 writes to it ignored"], rows
+
+
+BIGMAP = r'''
+import os, sys
+path = f"/tmp/perf-{os.getpid()}.map"
+with open(path, "w") as f:
+    for i in range(int(sys.argv[1])):
+        f.write(f"{0x7f0000000000 + i * 16:x} 10 fn_{i:06d}\n")
+print(os.getpid(), os.path.getsize(path), flush=True)
+'''
+
+
+def test_max_jit_bytes_cuts_and_counts():
+    # 100000 lines of 26 bytes: 2.6 MB against a 16 KiB cap.
+    p, data = record(["python3", "-c", BIGMAP, "100000"], ["--max-jit-bytes", "16K"])
+    pid, size = map(int, p.stdout.split())
+    os.unlink(f"/tmp/perf-{pid}.map")
+    assert size == 100000 * 26
+    assert p.stderr.count("copied its first 16384 bytes (--max-jit-bytes)") == 1, p.stderr
+    # The recording holds the cap, not the file.
+    assert os.path.getsize(data) < size
+    loads = [s for s in script(data) if s["type"] == "jit_load"]
+    assert len(loads) == 16384 // 26
+    assert loads[-1]["name"] == f"fn_{16384 // 26 - 1:06d}"
+    rep = run([JT, "report", "-i", data]).stdout
+    assert (f"# /tmp/perf-{pid}.map (pid {pid}, found while recording): "
+            f"{16384 // 26} records, 0 malformed skipped; cut at "
+            f"--max-jit-bytes, {size - 16384} bytes not read") in rep, rep
+    bad = run([JT, "record", "--max-jit-bytes", "12X", "--", "true"], check=False)
+    assert bad.returncode == 2 and "--max-jit-bytes wants a size" in bad.stderr

@@ -5,6 +5,7 @@ import json
 import re
 import os
 import signal
+import struct
 import itertools
 import subprocess
 import time
@@ -408,3 +409,24 @@ def test_attach_ends_when_the_process_exits_unreaped():
     finally:
         target.wait()
     assert rec.returncode == 0
+
+
+def _exit_rec(pid, time_ns):
+    # JT_REC_BPF holding struct jt_exit_event (type 9), group_dead = 1.
+    ev = struct.pack("<HHIIIQIi", 9, 32, 0, pid, pid, time_ns, 1, 0)
+    return struct.pack("<II", 2, 8 + len(ev)) + ev
+
+
+def test_event_later_than_the_window_is_counted():
+    # No ROUND marks: pid 4 comes 3 s after later events were let out.
+    body = b"".join(_exit_rec(pid, t * 10**9) for pid, t in
+                    ((1, 10), (2, 11), (3, 12), (4, 9)))
+    path = os.path.join(TMP, "late.data")
+    with open(path, "wb") as f:
+        f.write(b"JITTRACE" + struct.pack("<II", 3, 16) + body)
+    out = run([JT, "script", "-i", path]).stdout
+    pids = [int(l.split()[1].split("/")[0]) for l in out.splitlines()
+            if " exit " in l]
+    assert pids == [1, 2, 4, 3], out
+    assert ("# events later than the reorder window (500 ms) allows: 1, "
+            "applied when they came") in out, out

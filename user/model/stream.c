@@ -85,6 +85,8 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 		}
 		text = nl + 1;
 	}
+	if (jt_stream_meta(s, "rounds"))
+		s->rounds = 1;
 	if (jt_stream_meta(s, "perf.sample_type"))
 		s->sample_type = strtoull(jt_stream_meta(s, "perf.sample_type"),
 					  NULL, 0);

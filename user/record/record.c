@@ -317,6 +317,8 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      r->probes.snap ? "iterator" : "anchors");
 	n += snprintf(buf + n, sizeof(buf) - n, "cow=%s\n",
 		      r->o.cow || r->o.perf.data_addr ? "on" : "off");
+	/* Readers wait for ROUND marks rather than guess from times. */
+	n += snprintf(buf + n, sizeof(buf) - n, "rounds=1\n");
 	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);
 	n += snprintf(buf + n, sizeof(buf) - n, "cmdline=");
 	for (i = 0; i < argc && n < sizeof(buf) - 2; i++)

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The stream: the reorder window with and without the recorder's ROUND
+ * marks, late events counted, perf-map lines timed by a write(2) that
+ * reached the file after them, refused files' writes counted.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "jt_abi.h"
+#include "lib/jt_file.h"
+#include "model/stream.h"
+
+#define S 1000000000ULL
+
+static char path[] = "/tmp/jt_test_stream_XXXXXX";
+
+static void add_exit(struct jt_writer *w, uint32_t pid, uint64_t time)
+{
+	struct jt_exit_event ev = { .h = { .type = JT_EV_EXIT,
+					   .size = sizeof(ev),
+					   .pid = pid,
+					   .time = time } };
+
+	jt_writer_add(w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);
+}
+
+static void add_round(struct jt_writer *w, uint64_t time)
+{
+	struct jt_round_rec r = { time };
+
+	jt_writer_add(w, JT_REC_ROUND, &r, sizeof(r), NULL, 0);
+}
+
+/* The pids of the stream's items in the order they come out. */
+static int drain(struct jt_stream *s, uint32_t *pids, int max)
+{
+	struct jt_item *it;
+	int n = 0;
+
+	while ((it = jt_stream_next(s))) {
+		if (n < max)
+			pids[n] = it->kind == JT_IT_BPF ?
+					  ((const struct jt_hdr *)it->data)->pid :
+					  ((const struct jt_jit_item *)it->data)
+						  ->pid;
+		n++;
+		free(it);
+	}
+	return n;
+}
+
+static void open_stream(struct jt_stream *s)
+{
+	char msg[256];
+
+	assert_int_equal(jt_stream_open(s, path, msg, sizeof(msg)), 0);
+}
+
+/* Without marks, the latest time read stands in: 3 s late is late. */
+static void test_late_event_is_counted(void **state)
+{
+	struct jt_writer w;
+	struct jt_stream s;
+	uint32_t pids[8], want[] = { 1, 2, 4, 3 };
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_exit(&w, 1, 10 * S);
+	add_exit(&w, 2, 11 * S);
+	add_exit(&w, 3, 12 * S);
+	add_exit(&w, 4, 9 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	assert_int_equal(drain(&s, pids, 8), 4);
+	assert_memory_equal(pids, want, sizeof(want));
+	assert_int_equal(s.ord.late, 1);
+	jt_stream_free(&s);
+}
+
+/*
+ * A recorder stalled for seconds writes one ring's backlog after
+ * another's: with ROUND marks nothing is late, and all comes out in
+ * time order.
+ */
+static void test_rounds_order_a_stalled_recorder(void **state)
+{
+	struct jt_writer w;
+	struct jt_stream s;
+	uint32_t pids[8], want[] = { 4, 1, 2, 3, 5 };
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	jt_writer_add(&w, JT_REC_META, "rounds=1\n", 9, NULL, 0);
+	add_round(&w, 1 * S);
+	add_exit(&w, 1, 10 * S);
+	add_exit(&w, 2, 11 * S);
+	add_exit(&w, 3, 12 * S);
+	add_exit(&w, 4, 9 * S);
+	add_round(&w, 12 * S + 1);
+	add_exit(&w, 5, 13 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	assert_int_equal(drain(&s, pids, 8), 5);
+	assert_memory_equal(pids, want, sizeof(want));
+	assert_int_equal(s.ord.late, 0);
+	assert_true(s.ord.peak >= 4);
+	jt_stream_free(&s);
+}
+
+static void add_perfmap(struct jt_writer *w, uint32_t id, uint32_t pid,
+			int32_t status, uint64_t ino)
+{
+	static const char name[] = "/tmp/perf-7.map";
+	struct jt_jitfile_rec f = { .time = 1 * S,
+				    .pid = pid,
+				    .file_id = id,
+				    .kind = JT_JIT_PERFMAP,
+				    .status = status,
+				    .ino = ino };
+
+	jt_writer_add(w, JT_REC_JITFILE, &f, sizeof(f), name, sizeof(name));
+}
+
+static void add_write(struct jt_writer *w, uint32_t pid, uint64_t ino,
+		      uint64_t end, uint64_t time)
+{
+	struct jt_write_event ev = { .h = { .type = JT_EV_MAPWRITE,
+					    .size = sizeof(ev),
+					    .pid = pid,
+					    .time = time },
+				     .end = end,
+				     .len = 1,
+				     .ino = ino };
+
+	jt_writer_add(w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);
+}
+
+/* The piece reaches the file before the BPF event of its write. */
+static void test_perfmap_line_timed_by_later_write(void **state)
+{
+	static const char line[] = "1000 10 foo\n";
+	struct jt_jit_rec piece = { .time = 5 * S, .offset = 0, .file_id = 3 };
+	struct jt_writer w;
+	struct jt_stream s;
+	struct jt_item *it;
+	int jits = 0;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_perfmap(&w, 3, 7, 0, 99);
+	jt_writer_add(&w, JT_REC_JIT, &piece, sizeof(piece), line,
+		      sizeof(line) - 1);
+	add_write(&w, 7, 99, 5, 3 * S);
+	add_write(&w, 7, 99, sizeof(line) - 1, 4 * S);
+	add_exit(&w, 8, 6 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	while ((it = jt_stream_next(&s))) {
+		if (it->kind == JT_IT_JIT) {
+			const struct jt_jit_item *j = it->data;
+
+			assert_int_equal(j->time, 4 * S);
+			assert_int_equal(j->addr, 0x1000);
+			assert_string_equal(j->name, "foo");
+			assert_false(it->late);
+			jits++;
+		}
+		free(it);
+	}
+	assert_int_equal(jits, 1);
+	assert_int_equal(s.sources[0]->timed_lines, 1);
+	assert_int_equal(s.ord.late, 0);
+	jt_stream_free(&s);
+}
+
+/* Writes before and after the refusal: all counted, none kept. */
+static void test_refused_perfmap_counts_its_writes(void **state)
+{
+	struct jt_writer w;
+	struct jt_stream s;
+	uint32_t pids[16];
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_write(&w, 7, 99, 1, 1 * S);
+	add_write(&w, 7, 99, 2, 2 * S);
+	add_perfmap(&w, 3, 7, -1, 99);
+	add_write(&w, 7, 99, 3, 3 * S);
+	add_write(&w, 8, 99, 3, 3 * S); /* another process's file */
+	jt_writer_close(&w);
+	open_stream(&s);
+	assert_int_equal(drain(&s, pids, 16), 4);
+	assert_int_equal(s.nsources, 1);
+	assert_int_equal(s.sources[0]->ignored_writes, 3);
+	jt_stream_free(&s);
+}
+
+static int setup(void **state)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unlink(path);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_late_event_is_counted),
+		cmocka_unit_test(test_rounds_order_a_stalled_recorder),
+		cmocka_unit_test(test_perfmap_line_timed_by_later_write),
+		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
