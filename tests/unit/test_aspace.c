@@ -78,15 +78,15 @@ static void test_split_then_merge_back(void **state)
 	}
 	expect_regions(as, 3, 0, 1, 1, 2, 2, 3);
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(jt_aspace_nth(as, i)->kvma.start, P(0));
-		assert_int_equal(jt_aspace_nth(as, i)->kvma.end, P(3));
+		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).start, P(0));
+		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).end, P(3));
 		assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, i)), 3);
 	}
 	/* mprotect the middle page RW: the kernel splits the VMA in three. */
 	jt_aspace_protect(as, P(1), P(2), PROT_READ | PROT_WRITE);
 	observe(as, 1, 2);
-	assert_int_equal(jt_aspace_nth(as, 0)->kvma.end, P(1));
-	assert_int_equal(jt_aspace_nth(as, 2)->kvma.start, P(2));
+	assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, 0)).end, P(1));
+	assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, 2)).start, P(2));
 	assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, 1)), 1);
 	/* And back to RX: the kernel merges, the regions stay three. */
 	jt_aspace_protect(as, P(1), P(2), PROT_READ | PROT_EXEC);
@@ -145,8 +145,8 @@ static void test_munmap_middle_piece(void **state)
 	expect_regions(as, 2, 0, 3, 5, 10);
 	assert_int_equal(jt_aspace_nth(as, 1)->pgoff, 5 * 4096);
 	/* The kernel split its VMA too. */
-	assert_int_equal(jt_aspace_nth(as, 0)->kvma.end, P(3));
-	assert_int_equal(jt_aspace_nth(as, 1)->kvma.start, P(5));
+	assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, 0)).end, P(3));
+	assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, 1)).start, P(5));
 	assert_null(jt_aspace_find(as, P(4)));
 	jt_aspace_put(as);
 }

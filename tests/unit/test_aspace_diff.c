@@ -28,7 +28,8 @@ struct ref {
 	struct jt_region r[NP]; /* the region holding each page */
 	struct jt_kvma k[NK];	/* kernel VMAs, unordered */
 	int nk;
-	uint64_t cow[NP]; /* time the page became private; 0: not */
+	uint64_t cow[NP];  /* time the page became private; 0: not */
+	uint64_t fork[NP]; /* the fork that shared the page; 0: none */
 };
 
 static uint64_t rng_state;
@@ -101,20 +102,21 @@ static void ref_cut(struct ref *f, int s, int e)
 	ref_kclear(f, P(s), P(e));
 }
 
-static void ref_set(struct ref *f, const struct jt_region *r)
+static void ref_set(struct ref *f, const struct jt_region *r, uint64_t fork)
 {
 	int i;
 
 	for (i = page_of(r->start); i < page_of(r->end); i++) {
 		f->mapped[i] = true;
 		f->r[i] = *r;
+		f->fork[i] = fork;
 	}
 }
 
 static void ref_map(struct ref *f, const struct jt_region *r)
 {
 	ref_cut(f, page_of(r->start), page_of(r->end));
-	ref_set(f, r);
+	ref_set(f, r, 0);
 }
 
 static void ref_observe(struct ref *f, const struct jt_kvma *v)
@@ -137,6 +139,7 @@ static void ref_remap(struct ref *f, int old, int olen, int new, int nlen,
 		      bool keep, uint64_t now)
 {
 	struct jt_region moved[NP];
+	uint64_t forks[NP];
 	int i, n = 0;
 
 	if (new == old) {
@@ -152,14 +155,16 @@ static void ref_remap(struct ref *f, int old, int olen, int new, int nlen,
 		struct jt_region g = f->r[old + olen - 1];
 
 		g.end = P(old + nlen);
-		ref_set(f, &g);
+		ref_set(f, &g, f->fork[old + olen - 1]);
 		return;
 	}
 	ref_split(f, old);
 	ref_split(f, old + olen);
 	for (i = old; i < old + olen; i++)
-		if (f->mapped[i] && page_of(f->r[i].start) == i)
+		if (f->mapped[i] && page_of(f->r[i].start) == i) {
+			forks[n] = f->fork[i];
 			moved[n++] = f->r[i];
+		}
 	if (!keep)
 		ref_cut(f, old, old + olen);
 	ref_cut(f, new, new + nlen);
@@ -176,7 +181,7 @@ static void ref_remap(struct ref *f, int old, int olen, int new, int nlen,
 			r.end = P(new + nlen);
 		r.born_ns = now;
 		r.origin = JT_EV_MREMAP;
-		ref_set(f, &r);
+		ref_set(f, &r, forks[i]);
 	}
 }
 
@@ -186,7 +191,7 @@ static void ref_forked(struct ref *f, uint64_t now)
 
 	for (i = 0; i < NP; i++)
 		if (f->mapped[i] && !jt_region_shared(&f->r[i]))
-			f->r[i].fork_ns = now;
+			f->fork[i] = now;
 }
 
 static struct jt_kvma ref_kvma(const struct ref *f, uint64_t addr)
@@ -244,9 +249,9 @@ static void compare(const struct jt_aspace *as, const struct ref *f)
 		SAME(g->kind, w->kind, "kind");
 		SAME(g->origin, w->origin, "origin");
 		SAME(g->born_ns, w->born_ns, "born");
-		SAME(g->fork_ns, w->fork_ns, "fork");
-		SAME(g->kvma.start, k.start, "kvma.start");
-		SAME(g->kvma.end, k.end, "kvma.end");
+		SAME(jt_aspace_fork_ns(as, g), f->fork[i], "fork");
+		SAME(jt_aspace_kvma(as, g).start, k.start, "kvma.start");
+		SAME(jt_aspace_kvma(as, g).end, k.end, "kvma.end");
 		SAME(jt_aspace_vma_members(as, g), ref_members(f, &k),
 		     "members");
 		SAME(jt_aspace_find(as, w->end - 1)->start, w->start, "find");
@@ -300,14 +305,23 @@ static void random_range(int *s, int *e)
 		*e = NP;
 }
 
-static void one_step(struct jt_aspace **asp, struct ref *f, uint64_t now)
+/* Two address spaces, so that a fork leaves both sides to check. */
+struct side {
+	struct jt_aspace *as;
+	struct ref *f;
+};
+
+static void one_step(struct side *sides, uint64_t now)
 {
-	struct jt_aspace *as = *asp;
+	struct side *me = &sides[rnd(2)];
+	struct jt_aspace *as = me->as;
+	struct ref *f = me->f;
 	int s, e, op = rnd(100);
 
 	random_range(&s, &e);
 	if (getenv("JT_TRACE"))
-		fprintf(stderr, "step %lu op %d [%d,%d)\n", step, op, s, e);
+		fprintf(stderr, "step %lu side %d op %d [%d,%d)\n", step,
+			(int)(me - sides), op, s, e);
 	if (op < 30) {
 		struct jt_region r = random_region(s, e, now);
 
@@ -331,11 +345,8 @@ static void one_step(struct jt_aspace **asp, struct ref *f, uint64_t now)
 		} else if (s + nlen > NP) {
 			nlen = NP - s;
 		}
-		if (new != s &&new<s + olen &&new + nlen> s)
+		if (new != s && new < s + olen && new + nlen > s)
 			return; /* the kernel refuses overlapping moves */
-		if (getenv("JT_TRACE"))
-			fprintf(stderr, "  remap new %d nlen %d keep %d\n", new,
-				nlen, keep);
 		assert_int_equal(jt_aspace_remap(as, P(s), P(e) - P(s), P(new),
 						 (uint64_t)nlen * JT_PAGE_SIZE,
 						 keep, now),
@@ -352,20 +363,16 @@ static void one_step(struct jt_aspace **asp, struct ref *f, uint64_t now)
 		assert_int_equal(jt_aspace_cow(as, P(s), now), 0);
 		f->cow[s] = now;
 	} else {
-		struct jt_aspace *child = jt_aspace_clone(as);
+		/* fork: the other side becomes this one's child */
+		struct side *other = &sides[me == sides];
 
-		assert_non_null(child);
+		jt_aspace_put(other->as);
+		other->as = jt_aspace_clone(as);
+		assert_non_null(other->as);
 		jt_aspace_forked(as, now);
-		jt_aspace_forked(child, now);
+		jt_aspace_forked(other->as, now);
 		ref_forked(f, now);
-		compare(as, f);
-		/* Go on as either side: both must hold the same. */
-		if (rnd(2)) {
-			jt_aspace_put(as);
-			*asp = child;
-		} else {
-			jt_aspace_put(child);
-		}
+		*other->f = *f;
 	}
 }
 
@@ -374,28 +381,32 @@ static void test_random_against_pages(void **state)
 	const char *seed_env = getenv("JT_SEED"), *ops_env = getenv("JT_OPS");
 	uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : 20261130;
 	unsigned long ops = ops_env ? strtoul(ops_env, NULL, 0) : 200000;
-	struct jt_aspace *as = NULL;
-	struct ref *f = NULL;
+	struct side sides[2] = {};
+	int k;
 
 	printf("# aspace differential: JT_SEED=%llu JT_OPS=%lu\n",
 	       (unsigned long long)seed, ops);
 	rng_state = seed ? seed : 1;
 	for (step = 0; step < ops; step++) {
-		/* A fresh space now and then, so sparse ones get tested too. */
-		if (step % 2000 == 0) {
-			jt_aspace_put(as);
-			free(f);
-			as = jt_aspace_new();
-			f = calloc(1, sizeof(*f));
-			assert_non_null(as);
-			assert_non_null(f);
+		/* Fresh spaces now and then, so sparse ones get tested too. */
+		for (k = 0; k < 2 && step % 2000 == 0; k++) {
+			jt_aspace_put(sides[k].as);
+			free(sides[k].f);
+			sides[k].as = jt_aspace_new();
+			sides[k].f = calloc(1, sizeof(*sides[k].f));
+			assert_non_null(sides[k].as);
+			assert_non_null(sides[k].f);
 		}
-		one_step(&as, f, step + 1);
-		compare(as, f);
-		assert_true(f->nk < NK - 2);
+		one_step(sides, step + 1);
+		for (k = 0; k < 2; k++) {
+			compare(sides[k].as, sides[k].f);
+			assert_true(sides[k].f->nk < NK - 2);
+		}
 	}
-	jt_aspace_put(as);
-	free(f);
+	for (k = 0; k < 2; k++) {
+		jt_aspace_put(sides[k].as);
+		free(sides[k].f);
+	}
 }
 
 int main(void)

@@ -246,12 +246,12 @@ static void test_busy_vma_recovered_from_perf(void **state)
 	jt_model_perf_vma(&m, 80, 82, P(20), P(21));
 	busy_mmap(&m, 80, 81, 9);
 	r = jt_model_lookup(&m, 80, P(9));
-	assert_int_equal(r->kvma.start, P(9));
-	assert_int_equal(r->kvma.end, P(11));
-	assert_int_equal(jt_model_lookup(&m, 80, P(10))->kvma.start, P(9));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).start, P(9));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).end, P(11));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, jt_model_lookup(&m, 80, P(10))).start, P(9));
 	/* No MMAP2 of thread 83 covers page 30: the VMA stays unknown. */
 	busy_mmap(&m, 80, 83, 30);
-	assert_int_equal(jt_model_lookup(&m, 80, P(30))->kvma.end, 0);
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, jt_model_lookup(&m, 80, P(30))).end, 0);
 	assert_int_equal(m.stats.vma_busy, 2);
 	assert_int_equal(m.stats.vma_from_perf, 1);
 	jt_model_free(&m);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include "lib/treap.h"
 
 /* Priorities need only be independent of keys, not secret: xorshift. */
@@ -25,31 +26,81 @@ static struct jt_tnode *fix(struct jt_tnode *n)
 	return n;
 }
 
-/* Keys below key go to *lt, the rest to *ge. */
-static void split(struct jt_tnode *t, uint64_t key, struct jt_tnode **lt,
-		  struct jt_tnode **ge)
+static struct jt_tnode *ref(struct jt_tnode *n)
 {
-	if (!t) {
+	if (n)
+		n->refs++;
+	return n;
+}
+
+static void release(const struct jt_treap *t, struct jt_tnode *n)
+{
+	while (n && !--n->refs) {
+		struct jt_tnode *right = n->right;
+
+		release(t, n->left);
+		t->ops->free(n);
+		n = right;
+	}
+}
+
+/*
+ * n, or a copy of it if anything else points at it too. Changing a
+ * shared node would corrupt the other tree: without memory for the copy
+ * there is no safe way on.
+ */
+static struct jt_tnode *own(const struct jt_treap *t, struct jt_tnode *n)
+{
+	struct jt_tnode *c;
+
+	if (n->refs == 1)
+		return n;
+	c = t->ops->dup(n);
+	if (!c) {
+		fputs("jittrace: out of memory\n", stderr);
+		exit(1);
+	}
+	c->key = n->key;
+	c->prio = n->prio;
+	c->size = n->size;
+	c->left = ref(n->left);
+	c->right = ref(n->right);
+	c->refs = 1;
+	n->refs--;
+	return c;
+}
+
+/* Keys below key go to *lt, the rest to *ge. */
+static void split(const struct jt_treap *t, struct jt_tnode *n, uint64_t key,
+		  struct jt_tnode **lt, struct jt_tnode **ge)
+{
+	if (!n) {
 		*lt = *ge = NULL;
-	} else if (t->key < key) {
-		split(t->right, key, &t->right, ge);
-		*lt = fix(t);
+		return;
+	}
+	n = own(t, n);
+	if (n->key < key) {
+		split(t, n->right, key, &n->right, ge);
+		*lt = fix(n);
 	} else {
-		split(t->left, key, lt, &t->left);
-		*ge = fix(t);
+		split(t, n->left, key, lt, &n->left);
+		*ge = fix(n);
 	}
 }
 
 /* Every key of a lies below every key of b. */
-static struct jt_tnode *merge(struct jt_tnode *a, struct jt_tnode *b)
+static struct jt_tnode *merge(const struct jt_treap *t, struct jt_tnode *a,
+			      struct jt_tnode *b)
 {
 	if (!a || !b)
 		return a ? a : b;
 	if (a->prio > b->prio) {
-		a->right = merge(a->right, b);
+		a = own(t, a);
+		a->right = merge(t, a->right, b);
 		return fix(a);
 	}
-	b->left = merge(a, b->left);
+	b = own(t, b);
+	b->left = merge(t, a, b->left);
 	return fix(b);
 }
 
@@ -60,8 +111,9 @@ void jt_treap_insert(struct jt_treap *t, struct jt_tnode *n)
 	n->left = n->right = NULL;
 	n->prio = next_prio();
 	n->size = 1;
-	split(t->root, n->key, &lt, &ge);
-	t->root = merge(merge(lt, n), ge);
+	n->refs = 1;
+	split(t, t->root, n->key, &lt, &ge);
+	t->root = merge(t, merge(t, lt, n), ge);
 }
 
 struct jt_tnode *jt_treap_take(struct jt_treap *t, uint64_t lo, uint64_t hi)
@@ -70,15 +122,21 @@ struct jt_tnode *jt_treap_take(struct jt_treap *t, uint64_t lo, uint64_t hi)
 
 	if (lo >= hi)
 		return NULL;
-	split(t->root, lo, &lt, &mid);
-	split(mid, hi, &mid, &ge);
-	t->root = merge(lt, ge);
+	split(t, t->root, lo, &lt, &mid);
+	split(t, mid, hi, &mid, &ge);
+	t->root = merge(t, lt, ge);
 	return mid;
 }
 
-void jt_treap_remove(struct jt_treap *t, struct jt_tnode *n)
+void jt_treap_drop(struct jt_treap *t, struct jt_tnode *sub)
 {
-	jt_treap_take(t, n->key, n->key + 1);
+	release(t, sub);
+}
+
+void jt_treap_remove(struct jt_treap *t, uint64_t key)
+{
+	if (key != UINT64_MAX)
+		release(t, jt_treap_take(t, key, key + 1));
 }
 
 void jt_treap_join(struct jt_treap *t, struct jt_tnode *sub)
@@ -90,8 +148,8 @@ void jt_treap_join(struct jt_treap *t, struct jt_tnode *sub)
 		return;
 	while (first->left)
 		first = first->left;
-	split(t->root, first->key, &lt, &ge);
-	t->root = merge(merge(lt, sub), ge);
+	split(t, t->root, first->key, &lt, &ge);
+	t->root = merge(t, merge(t, lt, sub), ge);
 }
 
 struct jt_tnode *jt_treap_le(const struct jt_treap *t, uint64_t key)
@@ -151,8 +209,23 @@ size_t jt_treap_rank(const struct jt_treap *t, uint64_t key)
 	return below;
 }
 
-void jt_treap_walk(struct jt_tnode *sub, void (*fn)(struct jt_tnode *, void *),
-		   void *ctx)
+struct jt_tnode *jt_treap_mut(struct jt_treap *t, uint64_t key)
+{
+	struct jt_tnode **link = &t->root;
+
+	while (*link) {
+		struct jt_tnode *n = own(t, *link);
+
+		*link = n;
+		if (n->key == key)
+			return n;
+		link = key < n->key ? &n->left : &n->right;
+	}
+	return NULL;
+}
+
+void jt_treap_walk(const struct jt_tnode *sub,
+		   void (*fn)(const struct jt_tnode *, void *), void *ctx)
 {
 	while (sub) {
 		jt_treap_walk(sub->left, fn, ctx);
@@ -161,34 +234,27 @@ void jt_treap_walk(struct jt_tnode *sub, void (*fn)(struct jt_tnode *, void *),
 	}
 }
 
-void jt_treap_destroy(struct jt_tnode *sub, void (*fn)(struct jt_tnode *))
+void jt_treap_walk_mut(const struct jt_treap *t, struct jt_tnode **sub,
+		       void (*fn)(struct jt_tnode *, void *), void *ctx)
 {
-	while (sub) {
-		struct jt_tnode *right = sub->right;
+	while (*sub) {
+		struct jt_tnode *n = own(t, *sub);
 
-		jt_treap_destroy(sub->left, fn);
-		fn(sub);
-		sub = right;
+		*sub = n;
+		jt_treap_walk_mut(t, &n->left, fn, ctx);
+		fn(n, ctx);
+		sub = &n->right;
 	}
 }
 
-struct jt_tnode *
-jt_treap_clone(const struct jt_tnode *sub,
-	       struct jt_tnode *(*dup)(const struct jt_tnode *), int *err)
+void jt_treap_share(struct jt_treap *dst, const struct jt_treap *src)
 {
-	struct jt_tnode *n;
+	dst->root = ref(src->root);
+	dst->ops = src->ops;
+}
 
-	if (!sub || *err)
-		return NULL;
-	n = dup(sub);
-	if (!n) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	n->key = sub->key;
-	n->prio = sub->prio;
-	n->size = sub->size;
-	n->left = jt_treap_clone(sub->left, dup, err);
-	n->right = jt_treap_clone(sub->right, dup, err);
-	return n;
+void jt_treap_clear(struct jt_treap *t)
+{
+	release(t, t->root);
+	t->root = NULL;
 }

@@ -25,19 +25,10 @@ struct cnode {
 #define KNODE(n) jt_tnode_entry(n, struct knode, t)
 #define CNODE(n) jt_tnode_entry(n, struct cnode, t)
 
+/* Every node type starts with its jt_tnode. */
 static void free_node(struct jt_tnode *n)
 {
-	/* Every node type starts with its jt_tnode. */
 	free(n);
-}
-
-struct jt_aspace *jt_aspace_new(void)
-{
-	struct jt_aspace *as = calloc(1, sizeof(*as));
-
-	if (as)
-		as->refs = 1;
-	return as;
 }
 
 static struct jt_tnode *dup_region(const struct jt_tnode *n)
@@ -67,20 +58,34 @@ static struct jt_tnode *dup_cow(const struct jt_tnode *n)
 	return c ? &c->t : NULL;
 }
 
-struct jt_aspace *jt_aspace_clone(const struct jt_aspace *src)
+static const struct jt_treap_ops region_ops = { dup_region, free_node };
+static const struct jt_treap_ops kvma_ops = { dup_kvma, free_node };
+static const struct jt_treap_ops cow_ops = { dup_cow, free_node };
+
+struct jt_aspace *jt_aspace_new(void)
 {
-	struct jt_aspace *as = jt_aspace_new();
-	int err = 0;
+	struct jt_aspace *as = calloc(1, sizeof(*as));
 
 	if (!as)
 		return NULL;
-	as->regions.root = jt_treap_clone(src->regions.root, dup_region, &err);
-	as->kvmas.root = jt_treap_clone(src->kvmas.root, dup_kvma, &err);
-	as->cow.root = jt_treap_clone(src->cow.root, dup_cow, &err);
-	if (err) {
-		jt_aspace_put(as);
+	as->refs = 1;
+	as->regions.ops = &region_ops;
+	as->kvmas.ops = &kvma_ops;
+	as->cow.ops = &cow_ops;
+	return as;
+}
+
+/* A fork: O(1), the trees are shared until either side changes them. */
+struct jt_aspace *jt_aspace_clone(const struct jt_aspace *src)
+{
+	struct jt_aspace *as = jt_aspace_new();
+
+	if (!as)
 		return NULL;
-	}
+	jt_treap_share(&as->regions, &src->regions);
+	jt_treap_share(&as->kvmas, &src->kvmas);
+	jt_treap_share(&as->cow, &src->cow);
+	as->fork_ns = src->fork_ns;
 	return as;
 }
 
@@ -88,17 +93,26 @@ void jt_aspace_put(struct jt_aspace *as)
 {
 	if (!as || --as->refs > 0)
 		return;
-	jt_treap_destroy(as->regions.root, free_node);
-	jt_treap_destroy(as->kvmas.root, free_node);
-	jt_treap_destroy(as->cow.root, free_node);
+	jt_treap_clear(&as->regions);
+	jt_treap_clear(&as->kvmas);
+	jt_treap_clear(&as->cow);
 	free(as);
 }
 
-static struct jt_region *region_at(const struct jt_aspace *as, uint64_t addr)
+static const struct jt_region *region_at(const struct jt_aspace *as,
+					 uint64_t addr)
 {
 	struct jt_tnode *n = jt_treap_le(&as->regions, addr);
 
 	return n && addr < RNODE(n)->r.end ? &RNODE(n)->r : NULL;
+}
+
+/* The region starting at start, as->regions' own to change. */
+static struct jt_region *region_mut(struct jt_aspace *as, uint64_t start)
+{
+	struct jt_tnode *n = jt_treap_mut(&as->regions, start);
+
+	return n ? &RNODE(n)->r : NULL;
 }
 
 static int insert(struct jt_aspace *as, const struct jt_region *r)
@@ -108,6 +122,7 @@ static int insert(struct jt_aspace *as, const struct jt_region *r)
 	if (!n)
 		return -ENOMEM;
 	n->r = *r;
+	n->r.kvma = (struct jt_kvma){};
 	n->t.key = r->start;
 	jt_treap_insert(&as->regions, &n->t);
 	return 0;
@@ -116,14 +131,15 @@ static int insert(struct jt_aspace *as, const struct jt_region *r)
 /* Make addr a region boundary if it falls inside one. */
 static int split(struct jt_aspace *as, uint64_t addr)
 {
-	struct jt_region *g = region_at(as, addr), right;
+	const struct jt_region *g = region_at(as, addr);
+	struct jt_region right;
 
 	if (!g || g->start == addr)
 		return 0;
 	right = *g;
 	right.pgoff += addr - right.start;
 	right.start = addr;
-	g->end = addr;
+	region_mut(as, g->start)->end = addr;
 	return insert(as, &right);
 }
 
@@ -153,39 +169,40 @@ static int add_kvma(struct jt_aspace *as, const struct jt_kvma *v)
 static int kvma_clear(struct jt_aspace *as, uint64_t s, uint64_t e)
 {
 	struct jt_tnode *n = s ? jt_treap_le(&as->kvmas, s - 1) : NULL;
+	struct jt_kvma rest;
 	int err = 0;
 
 	if (n && KNODE(n)->v.end > s) {
-		struct jt_kvma *v = &KNODE(n)->v, rest = *v;
-
-		if (v->end > e) {
+		rest = KNODE(n)->v;
+		KNODE(jt_treap_mut(&as->kvmas, n->key))->v.end = s;
+		if (rest.end > e) {
 			rest.start = e;
 			err = add_kvma(as, &rest);
 		}
-		v->end = s;
 	}
 	n = jt_treap_le(&as->kvmas, e - 1);
 	if (n && n->key >= s && KNODE(n)->v.end > e) {
-		jt_treap_remove(&as->kvmas, n);
-		KNODE(n)->v.start = n->key = e;
-		jt_treap_insert(&as->kvmas, n);
+		rest = KNODE(n)->v;
+		rest.start = e;
+		jt_treap_remove(&as->kvmas, n->key);
+		err = err ?: add_kvma(as, &rest);
 	}
-	jt_treap_destroy(jt_treap_take(&as->kvmas, s, e), free_node);
+	jt_treap_drop(&as->kvmas, jt_treap_take(&as->kvmas, s, e));
 	return err;
 }
 
 /* Pages of a range that is unmapped or replaced are gone with it. */
 static void cow_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 {
-	jt_treap_destroy(jt_treap_take(&as->cow, start, end), free_node);
+	jt_treap_drop(&as->cow, jt_treap_take(&as->cow, start, end));
 }
 
 int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now)
 {
-	struct jt_tnode *n = jt_treap_ge(&as->cow, page);
+	struct jt_tnode *n = jt_treap_mut(&as->cow, page);
 	struct cnode *c;
 
-	if (n && n->key == page) {
+	if (n) {
 		CNODE(n)->c.time = now;
 		return 0;
 	}
@@ -214,17 +231,22 @@ const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
 	return c && c->page == page ? c : NULL;
 }
 
-static void mark_forked(struct jt_tnode *n, void *ctx)
-{
-	struct jt_region *r = &RNODE(n)->r;
-
-	if (!jt_region_shared(r))
-		r->fork_ns = *(uint64_t *)ctx;
-}
-
+/*
+ * Every private page that existed then is shared with the other side
+ * until written: kept as one time per mm, not written into each region,
+ * so a fork costs O(1).
+ */
 void jt_aspace_forked(struct jt_aspace *as, uint64_t now)
 {
-	jt_treap_walk(as->regions.root, mark_forked, &now);
+	as->fork_ns = now;
+}
+
+uint64_t jt_aspace_fork_ns(const struct jt_aspace *as,
+			   const struct jt_region *r)
+{
+	if (jt_region_shared(r) || !as->fork_ns || r->pages_ns > as->fork_ns)
+		return 0;
+	return as->fork_ns;
 }
 
 /*
@@ -237,6 +259,7 @@ enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr)
 {
 	const struct jt_region *r = region_at(as, addr);
 	const struct jt_cowpage *c;
+	uint64_t fork_ns;
 
 	if (!r)
 		return JT_SHARE_NONE;
@@ -246,11 +269,12 @@ enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr)
 		return JT_SHARE_ANON;
 	if (jt_region_shared(r))
 		return JT_SHARE_FILE;
+	fork_ns = jt_aspace_fork_ns(as, r);
 	c = jt_aspace_cowpage(as, addr & JT_PAGE_MASK);
-	if (c && c->time > r->fork_ns)
+	if (c && c->time > fork_ns)
 		return JT_SHARE_PRIVATE;
-	if (c || (r->fork_ns && r->kind != JT_RK_FILE))
-		return r->fork_ns ? JT_SHARE_ANON : JT_SHARE_PRIVATE;
+	if (c || (fork_ns && r->kind != JT_RK_FILE))
+		return fork_ns ? JT_SHARE_ANON : JT_SHARE_PRIVATE;
 	return r->kind == JT_RK_FILE ? JT_SHARE_FILE : JT_SHARE_PRIVATE;
 }
 
@@ -272,16 +296,19 @@ int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 	err = split2(as, start, end);
 	if (err)
 		return err;
-	jt_treap_destroy(jt_treap_take(&as->regions, start, end), free_node);
+	jt_treap_drop(&as->regions, jt_treap_take(&as->regions, start, end));
 	return kvma_clear(as, start, end);
 }
 
 int jt_aspace_map(struct jt_aspace *as, const struct jt_region *r)
 {
+	struct jt_region n = *r;
 	int err = jt_aspace_cut(as, r->start, r->end);
 
+	/* A new mapping: new pages, whatever a caller left in the field. */
+	n.pages_ns = n.born_ns;
 	if (!err)
-		err = insert(as, r);
+		err = insert(as, &n);
 	if (!err && r->kvma.end)
 		jt_aspace_observe(as, &r->kvma);
 	return err;
@@ -301,7 +328,7 @@ int jt_aspace_protect(struct jt_aspace *as, uint64_t start, uint64_t end,
 	if (err)
 		return err;
 	sub = jt_treap_take(&as->regions, start, end);
-	jt_treap_walk(sub, set_prot, &prot);
+	jt_treap_walk_mut(&as->regions, &sub, set_prot, &prot);
 	jt_treap_join(&as->regions, sub);
 	return 0;
 }
@@ -309,7 +336,7 @@ int jt_aspace_protect(struct jt_aspace *as, uint64_t start, uint64_t end,
 static int grow_in_place(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 			 uint64_t new_len)
 {
-	struct jt_region *g;
+	const struct jt_region *g;
 	int err;
 
 	if (new_len == old_len)
@@ -321,7 +348,7 @@ static int grow_in_place(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 		return err;
 	g = region_at(as, old + old_len - 1);
 	if (g)
-		g->end = old + new_len;
+		region_mut(as, g->start)->end = old + new_len;
 	return 0;
 }
 
@@ -330,7 +357,7 @@ struct collect {
 	size_t n;
 };
 
-static void collect(struct jt_tnode *n, void *ctx)
+static void collect(const struct jt_tnode *n, void *ctx)
 {
 	struct collect *c = ctx;
 
@@ -382,18 +409,19 @@ int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 			break;
 		if (r.end > new + new_len)
 			r.end = new + new_len;
+		/* A new region, holding the pages it moved: pages_ns stays. */
 		r.born_ns = now;
 		r.origin = JT_EV_MREMAP;
-		r.kvma = (struct jt_kvma){};
 		err = insert(as, &r);
 	}
 	free(moved.r);
 	return err;
 }
 
-static struct jt_region *find_heap(struct jt_aspace *as, uint64_t start)
+static const struct jt_region *find_heap(const struct jt_aspace *as,
+					 uint64_t start)
 {
-	struct jt_region *g = region_at(as, start);
+	const struct jt_region *g = region_at(as, start);
 
 	return g && g->start == start && g->kind == JT_RK_HEAP ? g : NULL;
 }
@@ -403,7 +431,8 @@ int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 {
 	uint64_t hs = JT_PAGE_ALIGN(start_brk);
 	uint64_t he = JT_PAGE_ALIGN(brk);
-	struct jt_region *h = find_heap(as, hs), r;
+	const struct jt_region *h = find_heap(as, hs);
+	struct jt_region r;
 	int err;
 
 	if (h && he <= hs)
@@ -425,9 +454,8 @@ int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 	err = jt_aspace_cut(as, h->end, he);
 	if (err)
 		return err;
-	h = find_heap(as, hs);
-	if (h)
-		h->end = he;
+	if (find_heap(as, hs))
+		region_mut(as, hs)->end = he;
 	return 0;
 }
 
@@ -439,31 +467,26 @@ void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v)
 		return; /* out of memory: the VMA is not known, as before */
 }
 
-/* Hand a region out with the kernel VMA that holds its start. */
-static const struct jt_region *out(const struct jt_aspace *as,
-				   struct jt_region *g)
+struct jt_kvma jt_aspace_kvma(const struct jt_aspace *as,
+			      const struct jt_region *r)
 {
-	struct jt_tnode *n;
+	struct jt_tnode *n = jt_treap_le(&as->kvmas, r->start);
 
-	if (!g)
-		return NULL;
-	n = jt_treap_le(&as->kvmas, g->start);
-	g->kvma = n && KNODE(n)->v.end > g->start ? KNODE(n)->v :
-						    (struct jt_kvma){};
-	return g;
+	return n && KNODE(n)->v.end > r->start ? KNODE(n)->v :
+						 (struct jt_kvma){};
 }
 
 const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
 				       uint64_t addr)
 {
-	return out(as, region_at(as, addr));
+	return region_at(as, addr);
 }
 
 const struct jt_region *jt_aspace_first(const struct jt_aspace *as)
 {
 	struct jt_tnode *n = jt_treap_ge(&as->regions, 0);
 
-	return n ? out(as, &RNODE(n)->r) : NULL;
+	return n ? &RNODE(n)->r : NULL;
 }
 
 const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
@@ -471,7 +494,7 @@ const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
 {
 	struct jt_tnode *n = jt_treap_gt(&as->regions, r->start);
 
-	return n ? out(as, &RNODE(n)->r) : NULL;
+	return n ? &RNODE(n)->r : NULL;
 }
 
 const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i)
@@ -482,7 +505,7 @@ const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i)
 		size_t left = n->left ? n->left->size : 0;
 
 		if (i == left)
-			return out(as, &RNODE(n)->r);
+			return &RNODE(n)->r;
 		if (i < left) {
 			n = n->left;
 		} else {
@@ -513,10 +536,11 @@ static size_t count_range(const struct jt_aspace *as, uint64_t start,
 size_t jt_aspace_vma_members(const struct jt_aspace *as,
 			     const struct jt_region *r)
 {
+	struct jt_kvma v = jt_aspace_kvma(as, r);
 	size_t n;
 
-	if (!r->kvma.end)
+	if (!v.end)
 		return 1;
-	n = count_range(as, r->kvma.start, r->kvma.end);
+	n = count_range(as, v.start, v.end);
 	return n ? n : 1;
 }

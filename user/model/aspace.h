@@ -5,7 +5,7 @@
  * requested boundaries survive. The kernel VMAs last seen are kept apart,
  * once each, not copied into every region they hold: a JIT's code heap
  * is one VMA over 100K regions. Regions, VMAs and private pages are each
- * a treap, so every step is O(log n).
+ * a treap, so every step is O(log n), and a fork shares them: O(1).
  */
 #ifndef JT_ASPACE_H
 #define JT_ASPACE_H
@@ -39,11 +39,10 @@ struct jt_region {
 	uint64_t ino;
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
-	/* Filled in from the kernel VMA set each time a region is handed out.
-	 */
+	uint64_t pages_ns; /* its pages since: born, or what mremap moved */
+	/* To jt_aspace_map only: the kernel VMA it is known to be. */
 	struct jt_kvma kvma;
-	uint64_t fork_ns; /* last fork that made its pages shared; 0: none */
-	uint32_t prot;	  /* PROT_* */
+	uint32_t prot; /* PROT_* */
 	uint32_t mflags;  /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;
 	uint16_t origin; /* JT_EV_* that made the region */
@@ -59,6 +58,7 @@ struct jt_aspace {
 	struct jt_treap regions; /* by start, never overlapping */
 	struct jt_treap kvmas;	 /* kernel VMAs by start, never overlapping */
 	struct jt_treap cow;	 /* private pages by address */
+	uint64_t fork_ns;	 /* the last fork, on either side of it */
 	int refs;		 /* processes sharing this mm (CLONE_VM) */
 };
 
@@ -92,8 +92,14 @@ int jt_aspace_remap(struct jt_aspace *as, uint64_t old, uint64_t old_len,
 /* The heap is one region from start_brk that grows and shrinks. */
 int jt_aspace_brk(struct jt_aspace *as, uint64_t start_brk, uint64_t brk,
 		  uint64_t now);
-/* The kernel reported VMA v: record it on the regions it holds. */
+/* The kernel reported VMA v: it now holds what lies in it. */
 void jt_aspace_observe(struct jt_aspace *as, const struct jt_kvma *v);
+/* The kernel VMA last seen holding r's start; end 0 when none. */
+struct jt_kvma jt_aspace_kvma(const struct jt_aspace *as,
+			      const struct jt_region *r);
+/* The last fork that made r's pages shared with another mm; 0: none. */
+uint64_t jt_aspace_fork_ns(const struct jt_aspace *as,
+			   const struct jt_region *r);
 
 const struct jt_region *jt_aspace_find(const struct jt_aspace *as,
 				       uint64_t addr);

@@ -16,26 +16,41 @@ static void free_node(struct jt_tnode *n)
 	free(SYMNODE(n));
 }
 
-/* The function holding addr, or NULL. */
-static struct symnode *holding(const struct jt_jittab *t, uint64_t addr)
+static struct jt_tnode *dup(const struct jt_tnode *n)
 {
-	struct jt_tnode *n = jt_treap_le(&t->t, addr);
+	struct symnode *c = malloc(sizeof(*c));
+
+	if (c)
+		c->s = SYMNODE(n)->s;
+	return c ? &c->t : NULL;
+}
+
+static const struct jt_treap_ops sym_ops = { dup, free_node };
+
+/* Tables start zeroed; the ops are set on first change. */
+static struct jt_treap *tree(struct jt_jittab *t)
+{
+	t->t.ops = &sym_ops;
+	return &t->t;
+}
+
+/* The function holding addr, or NULL. */
+static struct symnode *holding(const struct jt_treap *t, uint64_t addr)
+{
+	struct jt_tnode *n = jt_treap_le(t, addr);
 
 	return n && SYMNODE(n)->s.end > addr ? SYMNODE(n) : NULL;
 }
 
 void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
 {
-	struct symnode *first = start ? holding(t, start - 1) : NULL;
+	struct symnode *first = start ? holding(&t->t, start - 1) : NULL;
 
-	if (start >= end)
+	if (start >= end || !t->t.root)
 		return;
 	if (first && first->s.end > start)
-		jt_treap_remove(&t->t, &first->t);
-	else
-		first = NULL;
-	free(first);
-	jt_treap_destroy(jt_treap_take(&t->t, start, end), free_node);
+		jt_treap_remove(tree(t), first->t.key);
+	jt_treap_drop(tree(t), jt_treap_take(tree(t), start, end));
 }
 
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
@@ -47,7 +62,7 @@ int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 	jt_jittab_cut(t, s->start, s->end > s->start ? s->end : s->start + 1);
 	n->s = *s;
 	n->t.key = s->start;
-	jt_treap_insert(&t->t, &n->t);
+	jt_treap_insert(tree(t), &n->t);
 	return 0;
 }
 
@@ -60,8 +75,7 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 	if (!n || n->key != old)
 		return -ENOENT;
 	s = SYMNODE(n)->s;
-	jt_treap_remove(&t->t, n);
-	free_node(n);
+	jt_treap_remove(tree(t), old);
 	s.start = new;
 	s.end = new + size;
 	s.loaded_ns = now;
@@ -70,7 +84,7 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
-	struct symnode *n = holding(t, addr);
+	struct symnode *n = holding(&t->t, addr);
 
 	return n ? &n->s : NULL;
 }
@@ -78,7 +92,7 @@ const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
 					   uint64_t start, uint64_t end)
 {
-	struct symnode *h = holding(t, start);
+	struct symnode *h = holding(&t->t, start);
 	struct jt_tnode *n;
 
 	if (h)
@@ -105,27 +119,15 @@ size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
 	return jt_treap_rank(&t->t, end) - jt_treap_rank(&t->t, first->start);
 }
 
-static struct jt_tnode *dup(const struct jt_tnode *n)
-{
-	struct symnode *c = malloc(sizeof(*c));
-
-	if (c)
-		c->s = SYMNODE(n)->s;
-	return c ? &c->t : NULL;
-}
-
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
-	int err = 0;
-
-	dst->t.root = jt_treap_clone(src->t.root, dup, &err);
-	if (err)
-		jt_jittab_free(dst);
-	return err;
+	jt_treap_share(&dst->t, &src->t);
+	dst->t.ops = &sym_ops;
+	return 0;
 }
 
 void jt_jittab_free(struct jt_jittab *t)
 {
-	jt_treap_destroy(t->t.root, free_node);
+	jt_treap_clear(tree(t));
 	memset(t, 0, sizeof(*t));
 }

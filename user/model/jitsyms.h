@@ -20,6 +20,7 @@ struct jt_jitsym {
 	uint64_t loaded_ns;
 };
 
+/* A forked child shares its parent's nodes until either side changes. */
 struct jt_jittab {
 	struct jt_treap t; /* by start, never overlapping */
 };
@@ -38,6 +39,7 @@ const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
 					   uint64_t start, uint64_t end);
 const struct jt_jitsym *jt_jittab_next(const struct jt_jittab *t,
 				       const struct jt_jitsym *s);
+/* dst (empty) gets src's functions in O(1): a fork. */
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src);
 void jt_jittab_free(struct jt_jittab *t);
 

@@ -301,7 +301,7 @@ static void recover_vma(struct jt_model *m, struct jt_aspace *as,
 	unsigned int i;
 
 	m->stats.vma_busy++;
-	if (!r || r->kvma.end)
+	if (!r || jt_aspace_kvma(as, r).end)
 		return;
 	for (i = 1; i <= JT_PERF_SEEN && i <= m->seen_next; i++) {
 		const struct jt_perf_seen *s =
@@ -439,6 +439,13 @@ static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 		m->on_exit(m->exit_ctx, m, p);
 	if (!m->free_dead)
 		return;
+	/*
+	 * Its JIT tables go now: a forked child shares its parent's until
+	 * one side changes them, and a parent that goes on loading code
+	 * would copy them for a child that is gone.
+	 */
+	jt_jittab_free(&p->jitdump);
+	jt_jittab_free(&p->perfmap);
 	if (m->reap_last)
 		m->reap_last->reap_next = p;
 	else

@@ -6,21 +6,15 @@
 #include "model/ordered.h"
 #include "model/stream.h"
 
-static bool before(const struct jt_item *a, const struct jt_item *b)
+static bool before(const struct jt_ordered_ent *a,
+		   const struct jt_ordered_ent *b)
 {
 	return a->key != b->key ? a->key < b->key : a->seq < b->seq;
 }
 
-static void swap(struct jt_item **h, size_t i, size_t j)
-{
-	struct jt_item *t = h[i];
-
-	h[i] = h[j];
-	h[j] = t;
-}
-
 int jt_ordered_push(struct jt_ordered *o, struct jt_item *it)
 {
+	struct jt_ordered_ent e;
 	size_t i;
 
 	if (jt_reserve(&o->heap, &o->cap, o->n + 1, sizeof(*o->heap))) {
@@ -34,12 +28,12 @@ int jt_ordered_push(struct jt_ordered *o, struct jt_item *it)
 		it->key = o->out_time;
 		it->late = 1;
 	}
-	i = o->n++;
-	o->heap[i] = it;
-	while (i && before(o->heap[i], o->heap[(i - 1) / 2])) {
-		swap(o->heap, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
+	e = (struct jt_ordered_ent){ it->key, it->seq, it };
+	/* Sift the hole up, then fill it once. */
+	for (i = o->n++; i && before(&e, &o->heap[(i - 1) / 2]);
+	     i = (i - 1) / 2)
+		o->heap[i] = o->heap[(i - 1) / 2];
+	o->heap[i] = e;
 	if (o->n > o->peak)
 		o->peak = o->n;
 	return 0;
@@ -47,33 +41,32 @@ int jt_ordered_push(struct jt_ordered *o, struct jt_item *it)
 
 struct jt_item *jt_ordered_pop(struct jt_ordered *o, uint64_t upto)
 {
-	struct jt_item *top;
-	size_t i = 0;
+	struct jt_ordered_ent top, last;
+	size_t i = 0, c;
 
-	if (!o->n || o->heap[0]->key > upto)
+	if (!o->n || o->heap[0].key > upto)
 		return NULL;
 	top = o->heap[0];
-	o->heap[0] = o->heap[--o->n];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < o->n && before(o->heap[l], o->heap[m]))
-			m = l;
-		if (r < o->n && before(o->heap[r], o->heap[m]))
-			m = r;
-		if (m == i)
+	last = o->heap[--o->n];
+	/* Sift the hole at the root down to where the last entry fits. */
+	while ((c = 2 * i + 1) < o->n) {
+		if (c + 1 < o->n && before(&o->heap[c + 1], &o->heap[c]))
+			c++;
+		if (!before(&o->heap[c], &last))
 			break;
-		swap(o->heap, i, m);
-		i = m;
+		o->heap[i] = o->heap[c];
+		i = c;
 	}
-	o->out_time = top->key;
-	return top;
+	if (o->n)
+		o->heap[i] = last;
+	o->out_time = top.key;
+	return top.it;
 }
 
 void jt_ordered_free(struct jt_ordered *o)
 {
 	while (o->n)
-		free(o->heap[--o->n]);
+		free(o->heap[--o->n].it);
 	free(o->heap);
 	*o = (struct jt_ordered){};
 }

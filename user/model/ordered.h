@@ -13,8 +13,15 @@
 
 struct jt_item;
 
+/* Keys kept in the heap itself: comparing never touches the items. */
+struct jt_ordered_ent {
+	uint64_t key;
+	uint64_t seq;
+	struct jt_item *it;
+};
+
 struct jt_ordered {
-	struct jt_item **heap; /* min-heap on (time, seq) */
+	struct jt_ordered_ent *heap; /* min-heap on (key, seq) */
 	size_t n;
 	size_t cap;
 	uint64_t out_time; /* of the last item let out */

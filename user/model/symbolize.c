@@ -21,6 +21,14 @@ struct waiting_addr {
 	struct jt_named *head;
 };
 
+static void free_waiting(struct jt_tnode *t)
+{
+	free(jt_tnode_entry(t, struct waiting_addr, t));
+}
+
+/* Never shared: nothing forks the naming side's bookkeeping. */
+static const struct jt_treap_ops waiting_ops = { NULL, free_waiting };
+
 static const char *intern(struct jt_syms *y, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -194,6 +202,7 @@ static struct waiting_proc *waiting_of(struct jt_syms *y, uint32_t pid,
 		return NULL;
 	}
 	w->pid = pid;
+	w->addrs.ops = &waiting_ops;
 	return w;
 }
 
@@ -307,8 +316,7 @@ static void unwait(struct jt_syms *y, struct jt_named *n)
 	if (!a->head) {
 		struct waiting_proc *w = waiting_of(y, n->pid, false);
 
-		jt_treap_remove(&w->addrs, &a->t);
-		free(a);
+		jt_treap_remove(&w->addrs, a->t.key);
 	}
 }
 
@@ -325,9 +333,10 @@ void jt_syms_settle(struct jt_syms *y, struct jt_named *n)
  * one would have named the sample on the spot.
  */
 static void name_late(struct jt_syms *y, struct jt_model *m,
-		      const struct jt_jit_item *j, struct jt_tnode *t)
+		      const struct jt_jit_item *j, const struct jt_tnode *t)
 {
-	struct waiting_addr *a = jt_tnode_entry(t, struct waiting_addr, t);
+	const struct waiting_addr *a =
+		jt_tnode_entry(t, const struct waiting_addr, t);
 	struct jt_named *n = a->head, *next;
 
 	for (; n; n = next) {
@@ -359,16 +368,11 @@ struct late_ctx {
 	const struct jt_jit_item *j;
 };
 
-static void late_one(struct jt_tnode *t, void *ctx)
+static void late_one(const struct jt_tnode *t, void *ctx)
 {
 	struct late_ctx *c = ctx;
 
 	name_late(c->y, c->m, c->j, t);
-}
-
-static void free_tnode(struct jt_tnode *t)
-{
-	free(jt_tnode_entry(t, struct waiting_addr, t));
 }
 
 void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
@@ -383,13 +387,14 @@ void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 		return;
 	sub = jt_treap_take(&w->addrs, j->addr, j->addr + j->size);
 	jt_treap_walk(sub, late_one, &c);
-	jt_treap_destroy(sub, free_tnode);
+	jt_treap_drop(&w->addrs, sub);
 }
 
-static void settle_all(struct jt_tnode *t, void *ctx)
+static void settle_all(const struct jt_tnode *t, void *ctx)
 {
 	struct jt_syms *y = ctx;
-	struct waiting_addr *a = jt_tnode_entry(t, struct waiting_addr, t);
+	const struct waiting_addr *a =
+		jt_tnode_entry(t, const struct waiting_addr, t);
 	struct jt_named *n = a->head, *next;
 
 	for (; n; n = next) {
@@ -409,7 +414,7 @@ void jt_syms_exited(struct jt_syms *y, uint32_t pid)
 	if (!w)
 		return;
 	jt_treap_walk(w->addrs.root, settle_all, y);
-	jt_treap_destroy(w->addrs.root, free_tnode);
+	jt_treap_clear(&w->addrs);
 	free(w);
 }
 
@@ -455,7 +460,7 @@ void jt_syms_free(struct jt_syms *y)
 	{
 		struct waiting_proc *w = y->waiting.e[i].val;
 
-		jt_treap_destroy(w->addrs.root, free_tnode);
+		jt_treap_clear(&w->addrs);
 		free(w);
 	}
 	jt_hash_free(&y->waiting);

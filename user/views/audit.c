@@ -363,7 +363,7 @@ static const struct jt_region *coalesced_one(struct audit *a,
 					     size_t members)
 {
 	const struct jt_aspace *as = p->as;
-	struct jt_kvma v = r->kvma;
+	struct jt_kvma v = jt_aspace_kvma(as, r);
 	char name[JT_PATH_MAX], text[JT_PATH_MAX + 64];
 	struct jt_json_mem d;
 	struct jt_json *w = detail(&d);
@@ -404,7 +404,7 @@ static void coalesced(struct audit *a, const struct jt_proc *p)
 	while (r) {
 		size_t members = jt_aspace_vma_members(as, r);
 
-		if (members > 1 && r->kvma.start == r->start)
+		if (members > 1 && jt_aspace_kvma(as, r).start == r->start)
 			r = coalesced_one(a, p, r, members);
 		else
 			r = jt_aspace_next(as, r);

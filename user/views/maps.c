@@ -105,22 +105,23 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 	return 0;
 }
 
-static void json_kvma(struct jt_json *j, const struct jt_region *r)
+static void json_kvma(struct jt_json *j, const struct jt_kvma *v)
 {
 	jt_json_name(j, "kernel_vma");
-	if (!r->kvma.end) {
+	if (!v->end) {
 		jt_json_null(j);
 		return;
 	}
 	jt_json_object(j);
-	jt_json_hex_field(j, "start", r->kvma.start);
-	jt_json_hex_field(j, "end", r->kvma.end);
+	jt_json_hex_field(j, "start", v->start);
+	jt_json_hex_field(j, "end", v->end);
 	jt_json_end(j);
 }
 
 static void json_region(struct jt_json *j, const struct jt_proc *p,
 			const struct jt_region *r, size_t members)
 {
+	struct jt_kvma v = jt_aspace_kvma(p->as, r);
 	char prot[5];
 
 	jt_json_object(j);
@@ -135,7 +136,7 @@ static void json_region(struct jt_json *j, const struct jt_proc *p,
 	jt_json_hex_field(j, "offset", r->kind == JT_RK_FILE ? r->pgoff : 0);
 	jt_json_u64_field(j, "dev", r->dev);
 	jt_json_u64_field(j, "ino", r->ino);
-	json_kvma(j, r);
+	json_kvma(j, &v);
 	jt_json_bool_field(j, "coalesced", members > 1);
 	jt_json_u64_field(j, "vma_regions", members);
 	jt_json_u64_field(j, "born_ns", r->born_ns);
@@ -143,13 +144,15 @@ static void json_region(struct jt_json *j, const struct jt_proc *p,
 	jt_json_end(j);
 }
 
-static void text_region(FILE *f, const struct jt_region *r, size_t members)
+static void text_region(FILE *f, const struct jt_aspace *as,
+			const struct jt_region *r, size_t members)
 {
+	struct jt_kvma v = jt_aspace_kvma(as, r);
 	char prot[5], t[32], kv[48] = "?";
 
-	if (r->kvma.end)
-		snprintf(kv, sizeof(kv), "%" PRIx64 "-%" PRIx64, r->kvma.start,
-			 r->kvma.end);
+	if (v.end)
+		snprintf(kv, sizeof(kv), "%" PRIx64 "-%" PRIx64, v.start,
+			 v.end);
 	fprintf(f,
 	       "%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64
 	       " %-8s %20s %-27s %-11s %s\n",
@@ -239,7 +242,7 @@ static void render(struct maps_ctx *c, const struct jt_proc *p, FILE *f)
 		if (c->o->json)
 			json_region(&j, p, r, members);
 		else
-			text_region(f, r, members);
+			text_region(f, as, r, members);
 	}
 }
 
