@@ -78,9 +78,12 @@ static void test_split_then_merge_back(void **state)
 	}
 	expect_regions(as, 3, 0, 1, 1, 2, 2, 3);
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).start, P(0));
-		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).end, P(3));
-		assert_int_equal(jt_aspace_vma_members(as, jt_aspace_nth(as, i)), 3);
+		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).start,
+				 P(0));
+		assert_int_equal(jt_aspace_kvma(as, jt_aspace_nth(as, i)).end,
+				 P(3));
+		assert_int_equal(
+			jt_aspace_vma_members(as, jt_aspace_nth(as, i)), 3);
 	}
 	/* mprotect the middle page RW: the kernel splits the VMA in three. */
 	jt_aspace_protect(as, P(1), P(2), PROT_READ | PROT_WRITE);

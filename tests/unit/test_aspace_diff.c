@@ -345,7 +345,7 @@ static void one_step(struct side *sides, uint64_t now)
 		} else if (s + nlen > NP) {
 			nlen = NP - s;
 		}
-		if (new != s && new < s + olen && new + nlen > s)
+		if (new != s &&new<s + olen &&new + nlen> s)
 			return; /* the kernel refuses overlapping moves */
 		assert_int_equal(jt_aspace_remap(as, P(s), P(e) - P(s), P(new),
 						 (uint64_t)nlen * JT_PAGE_SIZE,

@@ -196,7 +196,8 @@ static void test_failed_calls_change_nothing(void **state)
 	simple(&m, JT_EV_MUNMAP, 50, P(1), 4096, 0, -22);
 	simple(&m, JT_EV_MPROTECT, 50, P(1), 4096, PROT_NONE, -12);
 	assert_int_equal(jt_aspace_count(jt_model_find(&m, 50)->as), 1);
-	assert_int_equal(jt_aspace_nth(jt_model_find(&m, 50)->as, 0)->prot, PROT_READ);
+	assert_int_equal(jt_aspace_nth(jt_model_find(&m, 50)->as, 0)->prot,
+			 PROT_READ);
 	jt_model_free(&m);
 }
 
@@ -246,12 +247,20 @@ static void test_busy_vma_recovered_from_perf(void **state)
 	jt_model_perf_vma(&m, 80, 82, P(20), P(21));
 	busy_mmap(&m, 80, 81, 9);
 	r = jt_model_lookup(&m, 80, P(9));
-	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).start, P(9));
-	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).end, P(11));
-	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, jt_model_lookup(&m, 80, P(10))).start, P(9));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).start,
+			 P(9));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, r).end,
+			 P(11));
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as,
+					jt_model_lookup(&m, 80, P(10)))
+				 .start,
+			 P(9));
 	/* No MMAP2 of thread 83 covers page 30: the VMA stays unknown. */
 	busy_mmap(&m, 80, 83, 30);
-	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as, jt_model_lookup(&m, 80, P(30))).end, 0);
+	assert_int_equal(jt_aspace_kvma(jt_model_find(&m, 80)->as,
+					jt_model_lookup(&m, 80, P(30)))
+				 .end,
+			 0);
 	assert_int_equal(m.stats.vma_busy, 2);
 	assert_int_equal(m.stats.vma_from_perf, 1);
 	jt_model_free(&m);

@@ -79,10 +79,9 @@ static void write_churn(void)
 static void test_exited_processes_are_freed(void **state)
 {
 	struct seen seen = {};
-	struct jt_pipe_ops ops = { .item = on_item,
-				   .exited = on_exit_,
-				   .ctx = &seen,
-				   .named = true };
+	struct jt_pipe_ops ops = {
+		.item = on_item, .exited = on_exit_, .ctx = &seen, .named = true
+	};
 	struct jt_stream s;
 	struct jt_pipe p;
 	char msg[256];

@@ -46,10 +46,11 @@ static int drain(struct jt_stream *s, uint32_t *pids, int max)
 
 	while ((it = jt_stream_next(s))) {
 		if (n < max)
-			pids[n] = it->kind == JT_IT_BPF ?
-					  ((const struct jt_hdr *)it->data)->pid :
-					  ((const struct jt_jit_item *)it->data)
-						  ->pid;
+			pids[n] =
+				it->kind == JT_IT_BPF ?
+					((const struct jt_hdr *)it->data)->pid :
+					((const struct jt_jit_item *)it->data)
+						->pid;
 		n++;
 		free(it);
 	}

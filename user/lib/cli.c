@@ -29,13 +29,16 @@ int jt_parse_size(const char *s, uint64_t *v)
 	if (errno || !*v)
 		return -1;
 	switch (*end) {
-	case 'K': case 'k':
+	case 'K':
+	case 'k':
 		shift = 10;
 		break;
-	case 'M': case 'm':
+	case 'M':
+	case 'm':
 		shift = 20;
 		break;
-	case 'G': case 'g':
+	case 'G':
+	case 'g':
 		shift = 30;
 		break;
 	case 0:

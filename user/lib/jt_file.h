@@ -162,8 +162,8 @@ struct jt_reader {
 	const unsigned char *mem; /* caller memory (tests, fuzzers), or NULL */
 	unsigned char *buf;
 	size_t cap;
-	size_t have; /* valid bytes in the window */
-	size_t pos;  /* of the next record in the window */
+	size_t have;   /* valid bytes in the window */
+	size_t pos;    /* of the next record in the window */
 	uint64_t base; /* file offset of the window's first byte */
 	uint64_t size; /* of a regular file; of what was read, otherwise */
 	int fd;

@@ -37,7 +37,7 @@ struct jt_treap {
 };
 
 #define jt_tnode_entry(ptr, type, member)                                      \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline size_t jt_treap_count(const struct jt_treap *t)
 {

@@ -42,8 +42,8 @@ struct jt_region {
 	uint64_t pages_ns; /* its pages since: born, or what mremap moved */
 	/* To jt_aspace_map only: the kernel VMA it is known to be. */
 	struct jt_kvma kvma;
-	uint32_t prot; /* PROT_* */
-	uint32_t mflags;  /* MAP_* as requested; 0 for snapshot regions */
+	uint32_t prot;	 /* PROT_* */
+	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;
 	uint16_t origin; /* JT_EV_* that made the region */
 };

@@ -20,7 +20,7 @@
 struct jt_proc {
 	struct jt_proc *prev; /* in the model's list, oldest first */
 	struct jt_proc *next;
-	uint64_t ordinal; /* the how-manyth process the model met */
+	uint64_t ordinal;	   /* the how-manyth process the model met */
 	struct jt_proc *reap_next; /* exited, in order of exit */
 	uint32_t pid;
 	char comm[JT_COMM_LEN];

@@ -169,8 +169,8 @@ static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 {
 	struct file_key k = { pid, ino };
 	uint64_t h = file_hash(pid, ino);
-	struct jt_write_queue *q = jt_hash_find(&s->write_queues, h, queue_eq,
-						&k);
+	struct jt_write_queue *q =
+		jt_hash_find(&s->write_queues, h, queue_eq, &k);
 
 	if (q)
 		return q;
@@ -187,7 +187,8 @@ static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 
 static bool id_eq(const void *val, const void *key)
 {
-	return ((const struct jt_jit_source *)val)->id == *(const uint32_t *)key;
+	return ((const struct jt_jit_source *)val)->id ==
+	       *(const uint32_t *)key;
 }
 
 static void add_source(struct jt_stream *s, const struct jt_rec *r)
@@ -595,8 +596,8 @@ static int read_header(struct jt_stream *s)
 	return s->err;
 }
 
-static int open_done(struct jt_stream *s, int err, const char *path,
-		     char *msg, size_t msglen)
+static int open_done(struct jt_stream *s, int err, const char *path, char *msg,
+		     size_t msglen)
 {
 	if (!err)
 		err = read_header(s);
@@ -646,8 +647,9 @@ void jt_stream_warn(const struct jt_stream *s, const char *path)
 			"jittrace: %s: %llu malformed records skipped\n", path,
 			(unsigned long long)s->unknown_recs);
 	if (s->err == -ENOMEM)
-		fprintf(stderr, "jittrace: %s: out of memory; stopped after "
-				"%llu events\n",
+		fprintf(stderr,
+			"jittrace: %s: out of memory; stopped after "
+			"%llu events\n",
 			path, (unsigned long long)s->emitted);
 }
 
@@ -688,8 +690,7 @@ void jt_stream_free(struct jt_stream *s)
 	for (i = s->parked_head; i < s->nparked; i++)
 		free(s->parked[i].rec);
 	free(s->parked);
-	jt_hash_for_each(&s->buildids, i)
-		free(s->buildids.e[i].val);
+	jt_hash_for_each(&s->buildids, i) free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);
 	jt_ordered_free(&s->ord);
 	free(s->kallsyms);

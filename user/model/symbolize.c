@@ -241,8 +241,8 @@ static int add_frames(struct jt_syms *y, struct jt_model *m,
 	bool kernel = jt_perf_kernel_ip(smp->misc);
 	uint64_t i;
 
-	r->frames = calloc(smp->nr_chain ? smp->nr_chain : 1,
-			   sizeof(*r->frames));
+	r->frames =
+		calloc(smp->nr_chain ? smp->nr_chain : 1, sizeof(*r->frames));
 	if (!r->frames)
 		return -ENOMEM;
 	for (i = 0; i < smp->nr_chain; i++) {
@@ -352,11 +352,11 @@ static void name_late(struct jt_syms *y, struct jt_model *m,
 			continue;
 		n->res.sym = j->name;
 		n->res.source = j->source;
-		n->res.dso = intern(y,
-				    j->source == JT_SRC_JITDUMP ?
-					    "jit-%u.dump" :
-					    "perf-%u.map",
-				    j->pid);
+		n->res.dso =
+			intern(y,
+			       j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
+							     "perf-%u.map",
+			       j->pid);
 		n->res.retro = 1;
 		y->st.retro++;
 	}

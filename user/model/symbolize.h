@@ -62,7 +62,7 @@ struct jt_syms {
 	struct jt_strtab strs;
 	struct jt_elfcache elf;
 	struct jt_kallsyms ksyms;
-	int ksyms_state; /* 0: not tried, 1: loaded, -1: none */
+	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
 	size_t npending;
 	const char **changed; /* files whose build-id is not the recorded one */

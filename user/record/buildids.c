@@ -6,19 +6,32 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "lib/reserve.h"
 #include "model/elfsyms.h"
 #include "record/buildids.h"
 
 #define VM_EXEC 0x4
 
+static bool id_eq(const void *val, const void *key)
+{
+	const struct jt_file_id *a = val, *b = key;
+
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* False the first time a file comes; then true. */
 static bool seen(struct jt_buildids *b, uint64_t dev, uint64_t ino)
 {
-	size_t i;
+	struct jt_file_id k = { dev, ino }, *n;
+	uint64_t h = jt_hash_u64(dev ^ jt_hash_u64(ino));
 
-	for (i = 0; i < b->n; i++)
-		if (b->seen[i].dev == dev && b->seen[i].ino == ino)
-			return true;
+	if (jt_hash_find(&b->seen, h, id_eq, &k))
+		return true;
+	n = malloc(sizeof(*n));
+	if (!n || jt_hash_add(&b->seen, h, n)) {
+		free(n);
+		return true; /* no memory: no build-id, not a crash */
+	}
+	*n = k;
 	return false;
 }
 
@@ -52,10 +65,6 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 		return;
 	if (seen(b, ev->dev, ev->ino))
 		return;
-	if (jt_reserve(&b->seen, &b->cap, b->n + 1, sizeof(*b->seen)))
-		return;
-	b->seen[b->n].dev = ev->dev;
-	b->seen[b->n++].ino = ev->ino;
 	snprintf(path, sizeof(path), "%.*s",
 		 (int)strnlen(ev->path, ev->path_len), ev->path);
 	fd = open_mapped(ev, path);
@@ -71,7 +80,8 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 
 void jt_buildids_free(struct jt_buildids *b)
 {
-	free(b->seen);
-	b->seen = NULL;
-	b->n = 0;
+	size_t i;
+
+	jt_hash_for_each(&b->seen, i) free(b->seen.e[i].val);
+	jt_hash_free(&b->seen);
 }

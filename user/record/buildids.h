@@ -10,16 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "jt_abi.h"
+#include "lib/hash.h"
 #include "lib/jt_file.h"
+
+struct jt_file_id {
+	uint64_t dev;
+	uint64_t ino;
+};
 
 struct jt_buildids {
 	struct jt_writer *w;
-	struct {
-		uint64_t dev;
-		uint64_t ino;
-	} * seen;
-	size_t n;
-	size_t cap;
+	struct jt_hash seen; /* of struct jt_file_id: one record per file */
 };
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,

@@ -422,8 +422,7 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
 	free(j->f);
-	jt_hash_for_each(&j->procs, i)
-		free(j->procs.e[i].val);
+	jt_hash_for_each(&j->procs, i) free(j->procs.e[i].val);
 	jt_hash_free(&j->procs);
 	free(j->buf);
 	memset(j, 0, sizeof(*j));

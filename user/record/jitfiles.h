@@ -22,7 +22,7 @@ struct jt_jitfile {
 	uint16_t kind;
 	int fd; /* -1 once the process is gone and the file read out */
 	uint64_t offset;
-	int status; /* refused: the errno, recorded once, never retried */
+	int status;  /* refused: the errno, recorded once, never retried */
 	bool capped; /* reached max_bytes: said and recorded */
 };
 

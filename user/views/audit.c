@@ -283,8 +283,8 @@ static struct filepage *file_page(struct audit *a, const struct jt_region *r,
 			      .ino = r->ino,
 			      .offset = offset,
 			      .all_private = true };
-	uint64_t h = jt_hash_u64(r->dev ^ jt_hash_u64(r->ino ^
-						     jt_hash_u64(offset)));
+	uint64_t h =
+		jt_hash_u64(r->dev ^ jt_hash_u64(r->ino ^ jt_hash_u64(offset)));
 	struct filepage *p = jt_hash_find(&a->pages, h, page_eq, &k);
 
 	if (p)
@@ -549,11 +549,9 @@ static void free_audit(struct audit *a)
 		free(a->f[i].text);
 	}
 	free(a->f);
-	jt_hash_for_each(&a->pages, i)
-		free(a->pages.e[i].val);
+	jt_hash_for_each(&a->pages, i) free(a->pages.e[i].val);
 	jt_hash_free(&a->pages);
-	jt_hash_for_each(&a->orphans, i)
-		free(a->orphans.e[i].val);
+	jt_hash_for_each(&a->orphans, i) free(a->orphans.e[i].val);
 	jt_hash_free(&a->orphans);
 	jt_hash_for_each(&a->overlaps, i)
 	{
@@ -643,10 +641,9 @@ int cmd_audit(int argc, char **argv)
 	pid_t pid = 0;
 	char *end;
 	struct audit a = {};
-	struct jt_pipe_ops ops = { .item = on_item,
-				   .exited = exited,
-				   .ctx = &a,
-				   .named = true };
+	struct jt_pipe_ops ops = {
+		.item = on_item, .exited = exited, .ctx = &a, .named = true
+	};
 	struct jt_stream s;
 	struct jt_pipe p;
 	bool json = false;

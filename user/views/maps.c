@@ -154,13 +154,13 @@ static void text_region(FILE *f, const struct jt_aspace *as,
 		snprintf(kv, sizeof(kv), "%" PRIx64 "-%" PRIx64, v.start,
 			 v.end);
 	fprintf(f,
-	       "%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64
-	       " %-8s %20s %-27s %-11s %s\n",
-	       r->start, r->end,
-	       jt_prot_str(r->prot, jt_region_shared(r), prot),
-	       r->kind == JT_RK_FILE ? r->pgoff : 0, jt_origin_name(r->origin),
-	       jt_time_str(r->born_ns, t), kv, members > 1 ? "coalesced" : "",
-	       jt_region_name(r));
+		"%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64
+		" %-8s %20s %-27s %-11s %s\n",
+		r->start, r->end,
+		jt_prot_str(r->prot, jt_region_shared(r), prot),
+		r->kind == JT_RK_FILE ? r->pgoff : 0, jt_origin_name(r->origin),
+		jt_time_str(r->born_ns, t), kv, members > 1 ? "coalesced" : "",
+		jt_region_name(r));
 }
 
 static bool lines_eq(const void *val, const void *key)
@@ -227,8 +227,8 @@ static void render(struct maps_ctx *c, const struct jt_proc *p, FILE *f)
 
 	jt_json_init(&j, f);
 	if (!c->o->json) {
-		fprintf(f, "pid %u (%s) %s", p->pid,
-			p->comm[0] ? p->comm : "?", p->exe ? p->exe : "");
+		fprintf(f, "pid %u (%s) %s", p->pid, p->comm[0] ? p->comm : "?",
+			p->exe ? p->exe : "");
 		if (p->dead_ns)
 			fprintf(f, " [exited %s]", jt_time_str(p->dead_ns, t));
 		fprintf(f, "\n%-25s %-4s %-8s %-8s %20s %-27s %-11s %s\n",

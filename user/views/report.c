@@ -255,8 +255,7 @@ static int group(struct report *r)
 	r->rows = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*r->rows));
 	if (!r->rows)
 		return -1;
-	jt_hash_for_each(&r->groups, i)
-		r->rows[r->n++] = r->groups.e[i].val;
+	jt_hash_for_each(&r->groups, i) r->rows[r->n++] = r->groups.e[i].val;
 	if (r->n)
 		qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
 	return 0;
@@ -419,8 +418,7 @@ int cmd_report(int argc, char **argv)
 		print_changed(&s, &p.syms);
 		jt_print_loss_footer(stdout, &s, &p);
 	}
-	jt_hash_for_each(&r.groups, i)
-		free(r.groups.e[i].val);
+	jt_hash_for_each(&r.groups, i) free(r.groups.e[i].val);
 	jt_hash_free(&r.groups);
 	free(r.rows);
 	jt_strtab_free(&r.strs);
