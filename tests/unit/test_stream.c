@@ -199,6 +199,59 @@ static void test_refused_perfmap_counts_its_writes(void **state)
 	jt_stream_free(&s);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The window against a sort: sources nearly in order with random
+ * inversions, let out in waves behind a moving horizon and then all.
+ */
+static void test_window_matches_a_sort(void **state)
+{
+	enum { N = 20000, SOURCES = 5 };
+	static uint64_t want[N], got[N];
+	struct jt_ordered o = {};
+	uint64_t clock[SOURCES] = {}, x = 88172645463325252ULL;
+	struct jt_item *it;
+	size_t i, n = 0;
+
+	for (i = 0; i < N; i++) {
+		size_t src;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		src = x % SOURCES;
+		clock[src] += 1 + (x >> 8) % 1000;
+		it = calloc(1, sizeof(*it));
+		assert_non_null(it);
+		/* one in eight goes back up to 3000: out of its order */
+		it->time = clock[src] - ((x >> 20) % 8 ? 0 : (x >> 24) % 3000);
+		it->seq = i;
+		want[i] = it->time;
+		assert_int_equal(jt_ordered_push(&o, it, src), 0);
+		while (i % 100 == 99 && (it = jt_ordered_pop(&o, i * 50))) {
+			got[n++] = it->key;
+			free(it);
+		}
+	}
+	while ((it = jt_ordered_pop(&o, UINT64_MAX))) {
+		got[n++] = it->key;
+		free(it);
+	}
+	assert_int_equal(n, N);
+	for (i = 1; i < N; i++)
+		assert_true(got[i - 1] <= got[i]);
+	/* The horizon trails every source: nothing is late, and what came
+	 * out is exactly the input, sorted. */
+	assert_int_equal(o.late, 0);
+	qsort(want, N, sizeof(*want), cmp_u64);
+	assert_memory_equal(got, want, sizeof(want));
+	jt_ordered_free(&o);
+}
+
 static int setup(void **state)
 {
 	int fd = mkstemp(path);
@@ -222,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_rounds_order_a_stalled_recorder),
 		cmocka_unit_test(test_perfmap_line_timed_by_later_write),
 		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
+		cmocka_unit_test(test_window_matches_a_sort),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

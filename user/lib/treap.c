@@ -49,7 +49,8 @@ static void release(const struct jt_treap *t, struct jt_tnode *n)
  * shared node would corrupt the other tree: without memory for the copy
  * there is no safe way on.
  */
-static struct jt_tnode *own(const struct jt_treap *t, struct jt_tnode *n)
+static inline struct jt_tnode *own(const struct jt_treap *t,
+				   struct jt_tnode *n)
 {
 	struct jt_tnode *c;
 
@@ -104,23 +105,40 @@ static struct jt_tnode *merge(const struct jt_treap *t, struct jt_tnode *a,
 	return fix(b);
 }
 
+/* Down to where x's priority puts it, then split what lies below. */
+static struct jt_tnode *insert(const struct jt_treap *t, struct jt_tnode *at,
+			       struct jt_tnode *x)
+{
+	if (!at)
+		return x;
+	if (x->prio > at->prio) {
+		split(t, at, x->key, &x->left, &x->right);
+		return fix(x);
+	}
+	at = own(t, at);
+	if (x->key < at->key)
+		at->left = insert(t, at->left, x);
+	else
+		at->right = insert(t, at->right, x);
+	return fix(at);
+}
+
 void jt_treap_insert(struct jt_treap *t, struct jt_tnode *n)
 {
-	struct jt_tnode *lt, *ge;
-
 	n->left = n->right = NULL;
 	n->prio = next_prio();
 	n->size = 1;
 	n->refs = 1;
-	split(t, t->root, n->key, &lt, &ge);
-	t->root = merge(t, merge(t, lt, n), ge);
+	t->root = insert(t, t->root, n);
 }
 
 struct jt_tnode *jt_treap_take(struct jt_treap *t, uint64_t lo, uint64_t hi)
 {
-	struct jt_tnode *lt, *mid, *ge;
+	struct jt_tnode *lt, *mid, *ge, *first;
 
-	if (lo >= hi)
+	/* Most cuts find nothing: look before rebuilding paths. */
+	first = lo < hi ? jt_treap_ge(t, lo) : NULL;
+	if (!first || first->key >= hi)
 		return NULL;
 	split(t, t->root, lo, &lt, &mid);
 	split(t, mid, hi, &mid, &ge);

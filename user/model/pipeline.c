@@ -52,7 +52,7 @@ static void deliver(struct jt_pipe *p, struct jt_item *it,
 			     named ? &named->res : NULL);
 	jt_model_reap(&p->m, it->time);
 	jt_named_free(named);
-	free(it);
+	jt_stream_put(p->s, it);
 }
 
 /* Let items reach the consumer, oldest first, once none waits. */
@@ -86,7 +86,7 @@ static int hold(struct jt_pipe *p, struct jt_item *it, struct jt_named *named)
 {
 	if (jt_reserve(&p->held, &p->cap, p->n + 1, sizeof(*p->held))) {
 		jt_named_free(named);
-		free(it);
+		jt_stream_put(p->s, it);
 		return -ENOMEM;
 	}
 	p->held[p->n++] = (struct jt_held){ it, named };
@@ -138,7 +138,7 @@ int jt_pipe_run(struct jt_pipe *p, struct jt_stream *s,
 	p->m.exit_ctx = ops->ctx;
 	while (!err && (it = jt_stream_next(s))) {
 		if (ops->until && it->time > ops->until) {
-			free(it);
+			jt_stream_put(s, it);
 			break;
 		}
 		err = step(p, it);
@@ -155,7 +155,7 @@ void jt_pipe_free(struct jt_pipe *p)
 
 	for (i = p->head; i < p->n; i++) {
 		jt_named_free(p->held[i].named);
-		free(p->held[i].it);
+		jt_stream_put(p->s, p->held[i].it);
 	}
 	free(p->held);
 	jt_syms_free(&p->syms);

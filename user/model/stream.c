@@ -53,13 +53,26 @@ static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
 	return it;
 }
 
+void jt_stream_put(struct jt_stream *s, struct jt_item *it)
+{
+	free(it);
+}
+
+/* The source an item came from: the BPF ring, the JIT files, a CPU. */
+static size_t source_of(const struct jt_item *it)
+{
+	return it->kind == JT_IT_BPF ? 0 :
+	       it->kind == JT_IT_JIT ? 1 :
+				       2 + (size_t)it->cpu;
+}
+
 static void push(struct jt_stream *s, struct jt_item *it)
 {
 	if (!it)
 		return;
 	if (it->time > s->max_time)
 		s->max_time = it->time;
-	if (jt_ordered_push(&s->ord, it))
+	if (jt_ordered_push(&s->ord, it, source_of(it)))
 		s->err = -ENOMEM;
 }
 

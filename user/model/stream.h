@@ -144,8 +144,11 @@ int jt_stream_open(struct jt_stream *s, const char *path, char *msg,
 		   size_t msglen);
 int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 		       char *msg, size_t msglen);
-/* The next item in time order, the caller's to free(); NULL at the end. */
+/* The next item in time order, the caller's until jt_stream_put; NULL at
+ * the end. */
 struct jt_item *jt_stream_next(struct jt_stream *s);
+/* Done with it. */
+void jt_stream_put(struct jt_stream *s, struct jt_item *it);
 void jt_stream_free(struct jt_stream *s);
 const char *jt_stream_meta(const struct jt_stream *s, const char *key);
 /* Print a one-line warning if the file stops before its end or lost data. */
