@@ -427,6 +427,15 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 	jt_jittab_free(&p->perfmap);
 }
 
+static void reap_later(struct jt_model *m, struct jt_proc *p)
+{
+	if (m->reap_last)
+		m->reap_last->reap_next = p;
+	else
+		m->reap_first = p;
+	m->reap_last = p;
+}
+
 static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 {
 	struct jt_proc *p = jt_model_find(m, ev->h.pid);
@@ -446,11 +455,7 @@ static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 	 */
 	jt_jittab_free(&p->jitdump);
 	jt_jittab_free(&p->perfmap);
-	if (m->reap_last)
-		m->reap_last->reap_next = p;
-	else
-		m->reap_first = p;
-	m->reap_last = p;
+	reap_later(m, p);
 }
 
 void jt_model_reap(struct jt_model *m, uint64_t now)
@@ -546,15 +551,39 @@ static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 	check(m, jt_aspace_cow(p->as, ev->page, ev->h.time));
 }
 
+/*
+ * The process a JIT record belongs to. One that exited takes it still
+ * (its file is read at exit); one the model never met, or already let
+ * go of, is kept only as long as an exited one would be.
+ */
+static struct jt_proc *jit_owner(struct jt_model *m, uint32_t pid)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+
+	if (p)
+		return p;
+	p = new_proc(m, pid);
+	if (!p) {
+		m->stats.nomem++;
+		return NULL;
+	}
+	if (m->free_dead) {
+		p->dead_ns = m->now;
+		reap_later(m, p);
+	}
+	return p;
+}
+
 void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
 {
-	struct jt_proc *p = jt_model_get(m, j->pid);
+	struct jt_proc *p;
 	struct jt_jittab *t;
 	struct jt_jitsym s;
 
+	m->now = j->time;
+	p = jit_owner(m, j->pid);
 	if (!p)
 		return;
-	m->now = j->time;
 	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
 	switch (j->op) {
 	case JT_JIT_LOAD: {

@@ -70,9 +70,8 @@ static void heads_down(struct jt_ordered *o, size_t i)
 	size_t s = o->heads[i], c;
 
 	while ((c = 2 * i + 1) < o->nheads) {
-		if (c + 1 < o->nheads &&
-		    before(head_of(o, o->heads[c + 1]),
-			   head_of(o, o->heads[c])))
+		if (c + 1 < o->nheads && before(head_of(o, o->heads[c + 1]),
+						head_of(o, o->heads[c])))
 			c++;
 		if (!before(head_of(o, o->heads[c]), head_of(o, s)))
 			break;
@@ -134,8 +133,7 @@ int jt_ordered_push(struct jt_ordered *o, struct jt_item *it, size_t src)
 	err = add_source(o, src);
 	f = err ? NULL : &o->src[src];
 	if (f && f->head < f->n && before(&e, &f->last))
-		err = jt_reserve(&o->side, &o->side_cap, o->nside + 1,
-				 sizeof(*o->side)) ?:
+		err = jt_reserve(&o->side, &o->side_cap, o->nside + 1, sizeof(*o->side)) ?:
 			      (side_push(o, e), 0);
 	else if (f)
 		err = fifo_push(o, src, e);
@@ -150,8 +148,8 @@ int jt_ordered_push(struct jt_ordered *o, struct jt_item *it, size_t src)
 
 struct jt_item *jt_ordered_pop(struct jt_ordered *o, uint64_t upto)
 {
-	const struct jt_ordered_ent *a = o->nheads ? head_of(o, o->heads[0]) :
-						     NULL;
+	const struct jt_ordered_ent *a =
+		o->nheads ? head_of(o, o->heads[0]) : NULL;
 	const struct jt_ordered_ent *b = o->nside ? &o->side[0] : NULL;
 	struct jt_ordered_ent top;
 	struct jt_ofifo *f;

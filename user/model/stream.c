@@ -13,12 +13,33 @@
 struct jt_write_queue {
 	uint32_t pid;
 	uint64_t ino;
-	struct jt_jit_source *refused; /* writes to it are only counted */
+	uint64_t dead_ns;		 /* its process exited then; 0: alive */
+	struct jt_jit_source *src;	 /* the file being read, if any */
+	struct jt_jit_source *refused;	 /* writes to it are only counted */
+	struct jt_write_queue *pid_next; /* the process's other files */
 	struct jt_mapwrite *w;
 	size_t head;
 	size_t n;
 	size_t cap;
 };
+
+/* A process's write queues, to drop them all once it is gone. */
+struct pid_queues {
+	uint32_t pid;
+	struct jt_write_queue *first;
+};
+
+/* A process that exited, and when: its queues go a while after. */
+struct exited {
+	uint32_t pid;
+	uint64_t time;
+};
+
+/*
+ * Pieces a process's exit makes the recorder read come within a pass
+ * or two; after this its writes bind no more lines.
+ */
+#define QUEUE_GRACE_NS 1000000000ULL
 
 struct jt_mapwrite {
 	uint64_t end;
@@ -177,6 +198,28 @@ static bool queue_eq(const void *val, const void *key)
 	return q->pid == k->pid && q->ino == k->ino;
 }
 
+static bool pidq_eq(const void *val, const void *key)
+{
+	return ((const struct pid_queues *)val)->pid == *(const uint32_t *)key;
+}
+
+static struct pid_queues *pid_queues(struct jt_stream *s, uint32_t pid,
+				     bool make)
+{
+	struct pid_queues *p =
+		jt_hash_find(&s->pid_queues, jt_hash_u64(pid), pidq_eq, &pid);
+
+	if (p || !make)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || jt_hash_add(&s->pid_queues, jt_hash_u64(pid), p)) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	return p;
+}
+
 static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 				       uint64_t ino)
 {
@@ -184,10 +227,12 @@ static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 	uint64_t h = file_hash(pid, ino);
 	struct jt_write_queue *q =
 		jt_hash_find(&s->write_queues, h, queue_eq, &k);
+	struct pid_queues *p;
 
 	if (q)
 		return q;
-	q = calloc(1, sizeof(*q));
+	p = pid_queues(s, pid, true);
+	q = p ? calloc(1, sizeof(*q)) : NULL;
 	if (!q || jt_hash_add(&s->write_queues, h, q)) {
 		free(q);
 		s->err = -ENOMEM;
@@ -195,7 +240,70 @@ static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 	}
 	q->pid = pid;
 	q->ino = ino;
+	q->pid_next = p->first;
+	p->first = q;
 	return q;
+}
+
+static void queue_free(struct jt_stream *s, struct jt_write_queue *q)
+{
+	struct file_key k = { q->pid, q->ino };
+
+	if (q->src)
+		q->src->writes = NULL;
+	if (q->refused)
+		q->refused->writes = NULL;
+	s->stale_writes += q->n - q->head;
+	jt_hash_del(&s->write_queues, file_hash(q->pid, q->ino), queue_eq, &k);
+	free(q->w);
+	free(q);
+}
+
+/* The process is gone: its write(2)s may still time pieces read at exit. */
+static void queues_exited(struct jt_stream *s, uint32_t pid, uint64_t time)
+{
+	struct pid_queues *p = pid_queues(s, pid, false);
+	struct jt_write_queue *q;
+
+	if (!p)
+		return;
+	for (q = p->first; q; q = q->pid_next)
+		q->dead_ns = time;
+	if (jt_reserve(&s->exited, &s->exited_cap, s->nexited + 1,
+		       sizeof(*s->exited)))
+		return; /* kept till the end: memory, not correctness */
+	s->exited[s->nexited++] = (struct exited){ pid, time };
+}
+
+/* Drop the queues of processes gone for longer than the grace. */
+static void queues_reap(struct jt_stream *s, uint64_t horizon)
+{
+	while (s->exited_head < s->nexited &&
+	       s->exited[s->exited_head].time + QUEUE_GRACE_NS < horizon) {
+		uint32_t pid = s->exited[s->exited_head++].pid;
+		struct pid_queues *p = pid_queues(s, pid, false);
+		struct jt_write_queue **link, *q;
+
+		if (!p)
+			continue;
+		for (link = &p->first; (q = *link);) {
+			/* One that came back to life (pid reuse) stays. */
+			if (q->dead_ns &&
+			    q->dead_ns + QUEUE_GRACE_NS < horizon) {
+				*link = q->pid_next;
+				queue_free(s, q);
+			} else {
+				link = &q->pid_next;
+			}
+		}
+		if (!p->first) {
+			jt_hash_del(&s->pid_queues, jt_hash_u64(pid), pidq_eq,
+				    &pid);
+			free(p);
+		}
+	}
+	if (s->exited_head == s->nexited)
+		s->exited_head = s->nexited = 0;
 }
 
 static bool id_eq(const void *val, const void *key)
@@ -237,6 +345,8 @@ static void add_source(struct jt_stream *s, const struct jt_rec *r)
 		s->err = -ENOMEM;
 	if (src->kind == JT_JIT_PERFMAP)
 		src->writes = queue_of(s, src->pid, src->ino);
+	if (src->writes && !src->status)
+		src->writes->src = src;
 	if (src->status && src->writes) {
 		/* Refused: what it was written is only counted. */
 		src->writes->refused = src;
@@ -258,6 +368,17 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 	q = queue_of(s, w->h.pid, w->ino);
 	if (!q)
 		return;
+	if (q->dead_ns && w->h.time > q->dead_ns) {
+		/* The pid is someone else's now: its writes start afresh. */
+		s->stale_writes += q->n - q->head;
+		q->head = q->n = 0;
+		q->dead_ns = 0;
+		if (q->src)
+			q->src->writes = NULL;
+		if (q->refused)
+			q->refused->writes = NULL;
+		q->src = q->refused = NULL;
+	}
 	if (q->refused) {
 		q->refused->ignored_writes++;
 		return;
@@ -290,6 +411,10 @@ static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
 	}
 	if (h->type == JT_EV_MAPWRITE)
 		add_write(s, r);
+	else if (h->type == JT_EV_EXIT &&
+		 r->len >= sizeof(struct jt_exit_event) &&
+		 ((const struct jt_exit_event *)h)->group_dead)
+		queues_exited(s, h->pid, h->time);
 	it = new_item(s, JT_IT_BPF, h->time, h, r->len);
 	if (it)
 		it->cpu = h->cpu;
@@ -599,6 +724,7 @@ struct jt_item *jt_stream_next(struct jt_stream *s)
 		else
 			s->at_end = 1;
 		unpark(s, in_horizon(s));
+		queues_reap(s, in_horizon(s));
 	}
 	return NULL;
 }
@@ -700,6 +826,9 @@ void jt_stream_free(struct jt_stream *s)
 		free(q);
 	}
 	jt_hash_free(&s->write_queues);
+	jt_hash_for_each(&s->pid_queues, i) free(s->pid_queues.e[i].val);
+	jt_hash_free(&s->pid_queues);
+	free(s->exited);
 	for (i = s->parked_head; i < s->nparked; i++)
 		free(s->parked[i].rec);
 	free(s->parked);

@@ -44,6 +44,7 @@ struct jt_jit_item {
 };
 
 struct jt_write_queue;
+struct exited;
 
 /* A JIT file the recorder found, read or refused. */
 struct jt_jit_source {
@@ -117,7 +118,12 @@ struct jt_stream {
 	size_t sources_cap;
 	struct jt_hash source_ids;   /* file_id -> accepted source */
 	struct jt_hash write_queues; /* (pid, inode) -> jt_write_queue */
-	struct jt_parked *parked;    /* JIT pieces waiting for their round */
+	struct jt_hash pid_queues;   /* pid -> its write queues */
+	struct exited *exited;	     /* processes whose queues go soon */
+	size_t nexited;
+	size_t exited_head;
+	size_t exited_cap;
+	struct jt_parked *parked; /* JIT pieces waiting for their round */
 	size_t nparked;
 	size_t parked_head;
 	size_t parked_cap;

@@ -261,6 +261,21 @@ static int add_frames(struct jt_syms *y, struct jt_model *m,
 	return 0;
 }
 
+/*
+ * Code a code-load record may still name: anonymous memory, or a file
+ * with no symbols (a memfd, a double-mapped heap) in a process that has
+ * named JIT code before. No runtime writes records for the vdso, and a
+ * program run from a sealed memfd is no JIT.
+ */
+static bool may_be_jit(const struct jt_proc *p, const struct jt_region *g)
+{
+	if (g->kind == JT_RK_VDSO || g->kind == JT_RK_VVAR)
+		return false;
+	if (g->kind != JT_RK_FILE)
+		return true;
+	return p && (p->jitdump.t.root || p->perfmap.t.root);
+}
+
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it)
 {
@@ -285,7 +300,8 @@ struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 	if (n->res.sym || n->res.kernel)
 		return n;
 	g = jt_model_lookup(m, smp.pid, smp.ip);
-	if (!g || !(g->prot & PROT_EXEC) || n->res.source == JT_SRC_ELF)
+	if (!g || !(g->prot & PROT_EXEC) || n->res.source == JT_SRC_ELF ||
+	    !may_be_jit(jt_model_find(m, smp.pid), g))
 		return n;
 	n->addr = smp.ip;
 	n->time = smp.time;

@@ -691,6 +691,8 @@ int cmd_audit(int argc, char **argv)
 		if (a.n)
 			qsort(a.f, a.n, sizeof(*a.f), cmp_finding);
 		print(&a, json);
+		if (!json)
+			jt_print_loss_footer(stdout, &s, &p);
 	}
 	free_audit(&a);
 	jt_pipe_free(&p);
