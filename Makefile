@@ -10,7 +10,7 @@ OUT := build
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-LDLIBS += -lbpf -lelf -lz
+LDLIBS += -lbpf -lelf -lz -lprotobuf-c
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
@@ -34,6 +34,10 @@ LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) \
 	    $(wildcard user/views/*.c) $(wildcard user/live/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+# Encoders: pprof's C comes from its .proto at build time (protoc-c).
+GEN := $(OUT)/gen
+EXPORT_SRCS := $(wildcard user/export/*.c)
+EXPORT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(EXPORT_SRCS)) $(GEN)/profile.pb-c.o
 APP_OBJS := $(patsubst %.c,$(OUT)/%.o,$(APP_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -60,16 +64,26 @@ $(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
 $(OUT)/exec_snap.skel.h: $(OUT)/bpf/exec_snap.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_snap_bpf > $@
 
+$(GEN)/profile.pb-c.c: third_party/pprof/profile.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=third_party/pprof --c_out=$(GEN) profile.proto
+
+$(GEN)/profile.pb-c.h: $(GEN)/profile.pb-c.c
+
+$(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
 # Generated headers exist before any .d file can name them.
-$(APP_OBJS): $(SKELS)
+$(APP_OBJS): $(SKELS) $(GEN)/profile.pb-c.h
+$(EXPORT_OBJS): $(GEN)/profile.pb-c.h
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS)
+$(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS) $(EXPORT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
@@ -120,12 +134,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 # audit -p, reached from the audit view, reads /proc of live processes.
-$(OUT)/fuzz/fuzz_views: $(wildcard user/views/*.c) user/live/audit_live.c
+$(OUT)/fuzz/fuzz_views: $(wildcard user/views/*.c) user/live/audit_live.c \
+	$(EXPORT_SRCS) $(GEN)/profile.pb-c.c
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -std=gnu11 \
-		-D_GNU_SOURCE -Iinclude -Iuser -o $@ $^ -lelf -lz
+		-D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -o $@ $^ -lelf -lz \
+		-lprotobuf-c
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \

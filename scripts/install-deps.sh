@@ -3,8 +3,9 @@
 # Idempotent and silent when everything is already there.
 set -e
 pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-pkg-config make gcc jq linux-perf libclang-rt-14-dev"
-[ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14"
+pkg-config make gcc jq linux-perf libclang-rt-14-dev \
+protobuf-c-compiler libprotobuf-c-dev"
+[ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -12,6 +12,8 @@ static const char usage[] =
 	"  audit    where the kernel's and userland's views of memory differ\n"
 	"  report   samples by command, process, object and symbol\n"
 	"  script   every event and sample in time order\n"
+	"  export   the profile as pprof or perf.data, names as jittrace\n"
+	"           gives them\n"
 	"  doctor   what this kernel allows and which probes would be used\n"
 	"Run 'jittrace COMMAND -h' for a command's options.\n";
 
@@ -22,6 +24,7 @@ static const struct {
 	{ "record", cmd_record }, { "maps", cmd_maps },
 	{ "report", cmd_report }, { "audit", cmd_audit },
 	{ "script", cmd_script }, { "doctor", cmd_doctor },
+	{ "export", cmd_export },
 };
 
 int main(int argc, char **argv)

@@ -68,6 +68,14 @@ def main():
     jt_s, jt_mb, ok = timed([JT, "report", "-i", jdata])
     assert ok, "jittrace report failed"
     print(f"jittrace report:              {jt_s:8.1f} s  peak {jt_mb:7.0f} MB")
+    # The same profile for stock perf: export, then perf report on it.
+    out = os.path.join(tmp, "export.perf")
+    ex_s, ex_mb, ok = timed([JT, "export", "-i", jdata, "--format", "perf", "-o", out])
+    assert ok, "jittrace export failed"
+    pr_s, pr_mb, ok = timed(["perf", "report", "-i", out, "--stdio"], BUDGET)
+    print(f"jittrace export --format perf:{ex_s:8.1f} s  peak {ex_mb:7.0f} MB")
+    print(f"  then perf report:           {pr_s:8.1f} s  peak {pr_mb:7.0f} MB"
+          f"{'' if ok else '  (stopped at the budget)'}")
     inj_s, inj_mb, inj_ok = timed(["perf", "inject", "--jit", "-i", pdata, "-o",
                                    pdata + ".jit"], BUDGET)
     if inj_ok:

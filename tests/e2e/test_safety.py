@@ -310,6 +310,7 @@ def hostile_run(opts=()):
 NAME0 = 'q"uote back\\slash'
 NAME1 = "tab\there ctl\x01\x1f\x7f \ufffd\ufffdbad \u00fcn\u00efc"
 NAME2 = 'new"\\name\x02'
+LONG_NAME = "long_" + "x" * 4091
 
 
 def strict(text):

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer harness: any byte string as a recording, shown by the views
- * a user runs on it (script, maps, report; text, JSON and folded).
+ * a user runs on it (script, maps, report, audit; text, JSON and folded)
+ * and exported (pprof, perf.data).
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -16,6 +17,16 @@ static void view(int (*cmd)(int, char **), const char *path, const char *a)
 
 	optind = 0;
 	cmd(a ? 4 : 3, argv);
+}
+
+static void export(const char *path, const char *fmt)
+{
+	char *argv[] = { "export",    "-i", (char *)path,	   "--format",
+			 (char *)fmt, "-o", "/tmp/jt-fuzz-export", "-g",
+			 NULL };
+
+	optind = 0;
+	cmd_export(8, argv);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,5 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	view(cmd_script, path, "--folded");
 	view(cmd_audit, path, NULL);
 	view(cmd_audit, path, "--json");
+	export(path, "pprof");
+	export(path, "perf");
 	return 0;
 }

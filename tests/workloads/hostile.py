@@ -18,6 +18,8 @@ import time
 NAMES = [b'q"uote back\\slash', b"tab\there ctl\x01\x1f\x7f \xff\xfebad \xc3\xbcn\xc3\xafc",
          b'new"\\name\x02']
 ORPHAN = b'orphan"\x03'
+# A name of 4 KB, as long as a mangled C++ template gets.
+LONG = b"long_" + b"x" * 4091
 # x86-64: mov $20000,%eax; 1: dec %eax; jnz 1b; ret
 CODE = bytes([0xb8, 0x20, 0x4e, 0, 0, 0xff, 0xc8, 0x75, 0xfc, 0xc3])
 PAGE = 4096
@@ -53,6 +55,8 @@ def main():
     spin(fns[1], 0.3)
     pm.write(b"%x 10 %s\n" % (base, NAMES[2]))
     spin(fns[0], 0.3)
+    pm.write(b"%x 10 %s\n" % (base + PAGE, LONG))
+    spin(fns[1], 0.3)
     if "--wait" in sys.argv:
         print("ready", flush=True)
         sys.stdin.readline()

@@ -497,6 +497,18 @@ const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
 	return n ? &RNODE(n)->r : NULL;
 }
 
+const struct jt_region *jt_aspace_from(const struct jt_aspace *as,
+				       uint64_t addr)
+{
+	const struct jt_region *g = region_at(as, addr);
+	struct jt_tnode *n;
+
+	if (g)
+		return g;
+	n = jt_treap_gt(&as->regions, addr);
+	return n ? &RNODE(n)->r : NULL;
+}
+
 const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i)
 {
 	struct jt_tnode *n = as->regions.root;

@@ -108,6 +108,9 @@ const struct jt_region *jt_aspace_first(const struct jt_aspace *as);
 const struct jt_region *jt_aspace_next(const struct jt_aspace *as,
 				       const struct jt_region *r);
 const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i);
+/* The region holding addr, else the first after it; NULL: none. */
+const struct jt_region *jt_aspace_from(const struct jt_aspace *as,
+				       uint64_t addr);
 size_t jt_aspace_count(const struct jt_aspace *as);
 /* Page became private at time now (copy-on-write). */
 int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now);

@@ -71,8 +71,11 @@ static bool jit_symbol(struct jt_syms *y, struct jt_proc *p, uint64_t ip,
 		r->source = JT_SRC_PERFMAP;
 		r->dso = intern(y, "perf-%u.map", p->pid);
 	}
-	if (j)
+	if (j) {
 		r->sym = j->name;
+		r->sym_start = j->start;
+		r->sym_end = j->end;
+	}
 	return j;
 }
 
@@ -122,6 +125,7 @@ static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 	}
 	r->offset = g->pgoff + (ip - g->start);
 	r->dso = basename_of(r->path);
+	r->build_id = jt_stream_buildid(y->s, g->dev, g->ino);
 	f = jt_elf_get(&y->elf, r->path);
 	if (f && f->ok && changed(y, f, g)) {
 		y->st.buildid_mismatch++;
@@ -151,6 +155,7 @@ static void resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 	const struct jt_region *g;
 
 	memset(r, 0, sizeof(*r));
+	r->ip = ip;
 	if (kernel) {
 		r->kernel = 1;
 		r->dso = "[kernel.kallsyms]";
@@ -247,16 +252,12 @@ static int add_frames(struct jt_syms *y, struct jt_model *m,
 		return -ENOMEM;
 	for (i = 0; i < smp->nr_chain; i++) {
 		uint64_t ip = smp->chain[i];
-		struct jt_symres f;
-		char buf[256];
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		resolve(y, m, smp->pid, ip, kernel, &f);
-		r->frames[r->nframes++] =
-			intern(y, "%s", jt_symres_name(&f, buf, sizeof(buf)));
+		resolve(y, m, smp->pid, ip, kernel, &r->frames[r->nframes++]);
 	}
 	return 0;
 }
@@ -367,6 +368,8 @@ static void name_late(struct jt_syms *y, struct jt_model *m,
 		    g->born_ns != n->region_born)
 			continue;
 		n->res.sym = j->name;
+		n->res.sym_start = j->addr;
+		n->res.sym_end = j->addr + j->size;
 		n->res.source = j->source;
 		n->res.dso =
 			intern(y,

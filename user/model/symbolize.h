@@ -18,13 +18,17 @@
 #include "model/stream.h"
 
 struct jt_symres {
+	uint64_t ip;
 	const char *sym;       /* NULL: no symbol */
 	const char *dso;       /* short name: libc.so.6, jit-PID.dump, [anon] */
 	const char *path;      /* file of a file-backed region */
 	uint64_t region_start; /* the requested region; 0 when none */
 	uint64_t region_end;
-	uint64_t offset;     /* in the file, for file-backed regions */
-	const char **frames; /* call chain names, leaf first as perf gives */
+	uint64_t offset; /* in the file, for file-backed regions */
+	const struct jt_buildid_rec *build_id; /* as recorded, or NULL */
+	uint64_t sym_start; /* a JIT symbol's code: [sym_start, sym_end) */
+	uint64_t sym_end;
+	struct jt_symres *frames; /* the call chain, leaf first as perf gives */
 	uint32_t nframes;
 	uint8_t source; /* enum jt_sym_source */
 	uint8_t retro;	/* named by a code-load record written after it */

@@ -317,6 +317,11 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      r->probes.snap ? "iterator" : "anchors");
 	n += snprintf(buf + n, sizeof(buf) - n, "cow=%s\n",
 		      r->o.cow || r->o.perf.data_addr ? "on" : "off");
+	/* What one sample stands for, for exports that give CPU time. */
+	n += snprintf(buf + n, sizeof(buf) - n, "perf.freq=%llu\n",
+		      r->perf.attr.freq ?
+			      (unsigned long long)r->perf.attr.sample_freq :
+			      0ULL);
 	/* Readers wait for ROUND marks rather than guess from times. */
 	n += snprintf(buf + n, sizeof(buf) - n, "rounds=1\n");
 	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);

@@ -287,7 +287,8 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 		return;
 	fprintf(f, "%s", p && p->comm[0] ? p->comm : "?");
 	for (i = y->nframes; i-- > 0;)
-		fprintf(f, ";%s", y->frames[i]);
+		fprintf(f, ";%s",
+			jt_symres_name(&y->frames[i], name, sizeof(name)));
 	if (!y->nframes)
 		fprintf(f, ";%s", jt_symres_name(y, name, sizeof(name)));
 	fclose(f);

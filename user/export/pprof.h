@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A pprof profile (google/pprof profile.proto, gzipped) built sample by
+ * sample: the one encoder `jittrace export` and the agent share. Frames
+ * come as jittrace named them at each sample's own time, so an address
+ * that held two JIT functions in turn gives two locations. Samples with
+ * the same stack and labels are summed.
+ */
+#ifndef JT_PPROF_H
+#define JT_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jt_pprof;
+
+/* One frame, and the mapping it lies in: a requested region. */
+struct jt_pprof_frame {
+	uint64_t addr;
+	const char *name;   /* the function, as jittrace names it */
+	const char *file;   /* the mapping's file or pseudo name */
+	uint64_t map_start; /* 0 with map_limit 0: no mapping */
+	uint64_t map_limit;
+	uint64_t map_offset;  /* file offset of map_start */
+	const char *build_id; /* hex, or NULL */
+};
+
+struct jt_pprof_sample {
+	const struct jt_pprof_frame *frames; /* leaf first */
+	size_t nframes;
+	uint32_t pid;
+	const char *comm;
+	const char *source; /* jitdump, perfmap, elf, kallsyms, anon, ... */
+	int64_t count;
+	int64_t nanos;
+};
+
+/* time_ns: start, CLOCK_REALTIME; period_ns: CPU time one sample stands for. */
+struct jt_pprof *jt_pprof_new(int64_t time_ns, int64_t period_ns);
+int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s);
+void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns);
+void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns);
+size_t jt_pprof_samples(const struct jt_pprof *p);
+/* The gzipped profile in *buf (the caller frees it); 0 or -errno. */
+int jt_pprof_encode(struct jt_pprof *p, void **buf, size_t *len);
+void jt_pprof_free(struct jt_pprof *p);
+
+#endif

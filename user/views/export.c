@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * jittrace export: a recording as a profile other tools read, named as
+ * jittrace names it: pprof (go tool pprof, speedscope, Parca, Pyroscope)
+ * or perf.data (perf report, hotspot).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "export/perfdata.h"
+#include "export/pprof.h"
+#include "jittrace.h"
+#include "lib/perf_rec.h"
+#include "views/view.h"
+
+static const char usage[] =
+	"usage: jittrace export [-i FILE] --format pprof|perf -o OUT "
+	"[--pid PID] [-g]\n"
+	"  -i, --input FILE    recording (default jittrace.data)\n"
+	"      --format FMT    pprof: gzipped profile.proto (go tool pprof,\n"
+	"                      speedscope, Parca, Pyroscope); perf: a\n"
+	"                      perf.data for perf report and hotspot, with\n"
+	"                      JIT code as perf inject --jit gives it\n"
+	"  -o, --output OUT    the file to write (perf: JIT ELF files go in\n"
+	"                      OUT.jit/ beside it)\n"
+	"      --pid PID       only this process\n"
+	"  -g                  call chains (when the recording has them)\n";
+
+enum { FMT_NONE, FMT_PPROF, FMT_PERF };
+
+struct export
+{
+	const char *input;
+	const char *output;
+	int format;
+	uint32_t pid;
+	bool callchain;
+	struct jt_stream *s;
+	struct jt_pprof *pprof;
+	struct jt_perfdata *perf;
+	int64_t nanos; /* per sample, when the event gives no time */
+	uint64_t first_ns;
+	uint64_t last_ns;
+	uint64_t samples;
+	int err;
+};
+
+static int parse(int argc, char **argv, struct export *x)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c;
+
+	x->input = "jittrace.data";
+	while ((c = getopt_long(argc, argv, "i:o:gh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			x->input = optarg;
+			break;
+		case 'o':
+			x->output = optarg;
+			break;
+		case 'f':
+			x->format = !strcmp(optarg, "pprof") ? FMT_PPROF :
+				    !strcmp(optarg, "perf")  ? FMT_PERF :
+							       -1;
+			if (x->format < 0)
+				return jt_usage_error(
+					usage, "--format wants pprof or perf");
+			break;
+		case 'p':
+			x->pid = strtoul(optarg, &end, 10);
+			if (*end || !x->pid)
+				return jt_usage_error(usage, "bad --pid");
+			break;
+		case 'g':
+			x->callchain = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return jt_usage_error(usage, NULL);
+		}
+	}
+	if (optind < argc)
+		return jt_usage_error(usage, "unexpected argument");
+	if (!x->format)
+		return jt_usage_error(usage, "give --format pprof or perf");
+	if (!x->output)
+		return jt_usage_error(usage, "give -o OUT");
+	return 0;
+}
+
+static void hex(const struct jt_buildid_rec *b, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	out[0] = 0;
+	for (i = 0; b && i < b->len && i < 20; i++) {
+		out[2 * i] = digits[b->id[i] >> 4];
+		out[2 * i + 1] = digits[b->id[i] & 15];
+		out[2 * i + 2] = 0;
+	}
+}
+
+#define KERNEL_START 0xffff800000000000ULL
+
+/* A frame as pprof sees it: its mapping is the requested region. */
+static void pprof_frame(const struct jt_symres *r, struct jt_pprof_frame *f,
+			char *name, size_t len, char *bid)
+{
+	*f = (struct jt_pprof_frame){ .addr = r->ip };
+	f->name = jt_symres_name(r, name, len);
+	hex(r->build_id, bid);
+	f->build_id = bid[0] ? bid : NULL;
+	if (r->kernel) {
+		f->file = "[kernel.kallsyms]";
+		f->map_start = KERNEL_START;
+		f->map_limit = UINT64_MAX;
+		return;
+	}
+	f->file = r->path ? r->path : r->dso ? r->dso : "[unknown]";
+	if (!r->region_start)
+		return;
+	f->map_start = r->region_start;
+	f->map_limit = r->region_end;
+	if (r->path)
+		f->map_offset = r->offset - (r->ip - r->region_start);
+}
+
+#define MAX_FRAMES 128
+
+static void pprof_sample(struct export *x, struct jt_model *m,
+			 const struct jt_sample *smp, const struct jt_symres *y)
+{
+	static char names[MAX_FRAMES][256], bids[MAX_FRAMES][41];
+	struct jt_pprof_frame frames[MAX_FRAMES];
+	const struct jt_proc *p = jt_model_find(m, smp->pid);
+	struct jt_pprof_sample s = {
+		.frames = frames,
+		.pid = smp->pid,
+		.comm = p && p->comm[0] ? p->comm : "?",
+		.source = jt_source_name(y->source),
+		.count = 1,
+		.nanos = x->nanos ? x->nanos : (int64_t)smp->period,
+	};
+	size_t i;
+
+	if (x->callchain && y->nframes) {
+		for (i = 0; i < y->nframes && i < MAX_FRAMES; i++)
+			pprof_frame(&y->frames[i], &frames[i], names[i],
+				    sizeof(names[i]), bids[i]);
+		s.nframes = i;
+	} else {
+		pprof_frame(y, &frames[0], names[0], sizeof(names[0]), bids[0]);
+		s.nframes = 1;
+	}
+	if (y->kernel)
+		s.source = y->sym ? "kallsyms" : "unknown";
+	if (jt_pprof_add(x->pprof, &s))
+		x->err = -ENOMEM;
+}
+
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
+{
+	struct export *x = ctx;
+	struct jt_sample smp;
+
+	if (x->perf)
+		jt_perfdata_item(x->perf, m, it, y);
+	if (!y || !y->is_sample ||
+	    jt_perf_sample(it->data, it->len, x->s->sample_type, &smp) ||
+	    (x->pid && smp.pid != x->pid))
+		return;
+	if (!x->samples++)
+		x->first_ns = smp.time;
+	x->last_ns = smp.time;
+	if (x->pprof)
+		pprof_sample(x, m, &smp, y);
+}
+
+/* CPU time per sample: the period of a clock event, else 1/frequency. */
+static int64_t sample_nanos(const struct jt_stream *s)
+{
+	const char *ev = jt_stream_meta(s, "perf.event");
+	const char *freq = jt_stream_meta(s, "perf.freq");
+
+	if (ev && (!strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock")))
+		return 0;
+	if (freq && strtoull(freq, NULL, 10))
+		return 1000000000LL / (int64_t)strtoull(freq, NULL, 10);
+	return 0;
+}
+
+/* The recording's start as wall time, for pprof's time_nanos. */
+static int64_t wall_start(const struct jt_stream *s, uint64_t first_ns)
+{
+	const char *unix_s = jt_stream_meta(s, "start_unix");
+	const char *mono = jt_stream_meta(s, "start_ns");
+	int64_t t = unix_s ? strtoll(unix_s, NULL, 10) * 1000000000LL : 0;
+
+	if (t && mono && first_ns > strtoull(mono, NULL, 10))
+		t += first_ns - strtoull(mono, NULL, 10);
+	return t;
+}
+
+static int write_all(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		      0644);
+	const char *p = buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		p += n;
+		len -= n;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+static int finish_pprof(struct export *x)
+{
+	void *buf;
+	size_t len;
+	int err;
+
+	jt_pprof_set_duration(x->pprof, x->last_ns - x->first_ns);
+	err = jt_pprof_encode(x->pprof, &buf, &len);
+	if (!err) {
+		err = write_all(x->output, buf, len);
+		free(buf);
+	}
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export x = {};
+	struct jt_pipe_ops ops = { .item = on_item, .ctx = &x, .named = true };
+	struct jt_stream s;
+	struct jt_pipe p;
+	int err = parse(argc, argv, &x);
+
+	if (err)
+		return err;
+	if (jt_view_open(&s, x.input))
+		return 1;
+	x.s = &s;
+	x.nanos = sample_nanos(&s);
+	if (x.format == FMT_PPROF)
+		x.pprof = jt_pprof_new(0, x.nanos ? x.nanos : 1000000);
+	else
+		x.perf = jt_perfdata_open(x.output, &s, x.pid, x.callchain,
+					  &err);
+	if (!x.pprof && !x.perf) {
+		fprintf(stderr, "jittrace: %s: %s\n", x.output,
+			strerror(err ? -err : ENOMEM));
+		jt_stream_free(&s);
+		return 1;
+	}
+	err = jt_view_run(&p, &s, x.input, &ops);
+	if (!err && x.err)
+		err = x.err;
+	if (!err && x.pprof) {
+		jt_pprof_set_time(x.pprof, wall_start(&s, x.first_ns));
+		err = finish_pprof(&x);
+	} else if (!err) {
+		err = jt_perfdata_close(x.perf);
+		x.perf = NULL;
+	}
+	if (err)
+		fprintf(stderr, "jittrace: export to %s: %s\n", x.output,
+			strerror(err < 0 ? -err : EIO));
+	else
+		fprintf(stderr, "jittrace: wrote %s (%" PRIu64 " samples)\n",
+			x.output, x.samples);
+	jt_pprof_free(x.pprof);
+	jt_perfdata_abort(x.perf);
+	jt_pipe_free(&p);
+	jt_stream_free(&s);
+	return err ? 1 : 0;
+}
