@@ -292,4 +292,19 @@ static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 	return f.err != -EBUSY;
 }
 
+/*
+ * A task's pid as its own PID namespace numbers it: what a containerised
+ * runtime puts in its perf-map's name.
+ */
+static __always_inline __u32 jt_task_nspid(struct task_struct *t)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid u = {};
+
+	/* Nesting is at most 32 deep (MAX_PID_NS_LEVEL). */
+	bpf_probe_read_kernel(&u, sizeof(u), &p->numbers[level & 31]);
+	return u.nr;
+}
+
 #endif /* JT_COMMON_BPF_H */

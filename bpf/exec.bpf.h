@@ -29,6 +29,7 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 	jt_fill_hdr(&ev->h, JT_EV_EXEC, 0);
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->old_tid = old_pid;
+	ev->nspid = jt_task_nspid(p);
 	/* The file, not the string given to execve: absolute, no symlinks. */
 	ev->path_len =
 		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);

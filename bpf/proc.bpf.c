@@ -19,6 +19,7 @@ int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
 	jt_fill_hdr(&ev.h, JT_EV_FORK, sizeof(ev));
 	ev.child_pid = ctgid;
 	ev.child_tid = BPF_CORE_READ(child, pid);
+	ev.child_nspid = jt_task_nspid(child);
 	if (ctgid == ptgid)
 		ev.flags |= JT_FORK_THREAD;
 	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))

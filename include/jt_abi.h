@@ -120,7 +120,7 @@ struct jt_fork_event {
 	__u32 child_pid;
 	__u32 child_tid;
 	__u32 flags;
-	__u32 pad;
+	__u32 child_nspid; /* the child in its own PID namespace */
 };
 
 enum jt_exec_flags {
@@ -134,7 +134,7 @@ struct jt_exec_event {
 	char comm[JT_COMM_LEN];
 	__u32 old_tid; /* exec from a non-leader thread changes the tid */
 	__u32 flags;   /* enum jt_exec_flags */
-	__u32 pad;
+	__u32 nspid;   /* the process in its own PID namespace; 0: unknown */
 	__u32 path_len;
 	char path[];
 };

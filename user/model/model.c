@@ -387,6 +387,7 @@ static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
 	}
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
 	child->exe = parent->exe;
+	child->nspid = ev->child_nspid;
 	/* The child runs copies of the parent's code pages. */
 	if (jt_jittab_copy(&child->jitdump, &parent->jitdump) ||
 	    jt_jittab_copy(&child->perfmap, &parent->perfmap))
@@ -416,6 +417,8 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 		return;
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
+	if (ev->nspid)
+		p->nspid = ev->nspid;
 	if (ev->path_len)
 		p->exe = jt_intern(&m->strs, ev->path,
 				   strnlen(ev->path, ev->path_len));

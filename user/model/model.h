@@ -23,6 +23,7 @@ struct jt_proc {
 	uint64_t ordinal;	   /* the how-manyth process the model met */
 	struct jt_proc *reap_next; /* exited, in order of exit */
 	uint32_t pid;
+	uint32_t nspid; /* in its own PID namespace; 0: unknown */
 	char comm[JT_COMM_LEN];
 	const char *exe;
 	uint64_t first_ns; /* first event that named this process */

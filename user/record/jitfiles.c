@@ -15,6 +15,23 @@
 
 #define CHUNK (512 * 1024)
 #define PERFMAP_DIR "/tmp"
+#define WATCH_MASK (IN_CREATE | IN_MODIFY | IN_MOVED_TO)
+
+/*
+ * The /tmp a process sees, as one number: its directory's device and
+ * inode. Not the mount namespace: a container mounts its own /tmp after
+ * it has one, before it runs the runtime. 0 when it cannot be read.
+ */
+static uint64_t tmp_of(const char *pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/root" PERFMAP_DIR, pid);
+	if (stat(path, &st))
+		return 0;
+	return jt_hash_u64(st.st_dev) ^ st.st_ino;
+}
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 		     uint64_t max_bytes)
@@ -26,10 +43,13 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 	j->buf = malloc(CHUNK);
 	if (!j->buf)
 		return -ENOMEM;
+	j->self_mntns = tmp_of("self");
 	j->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (j->inotify_fd < 0 ||
-	    inotify_add_watch(j->inotify_fd, PERFMAP_DIR,
-			      IN_CREATE | IN_MODIFY | IN_MOVED_TO) < 0)
+	j->tmp_wd = j->inotify_fd < 0 ?
+			    -1 :
+			    inotify_add_watch(j->inotify_fd, PERFMAP_DIR,
+					      WATCH_MASK);
+	if (j->tmp_wd < 0)
 		fprintf(stderr,
 			"jittrace: cannot watch %s (%s): perf-map "
 			"files are read once per tick\n",
@@ -54,9 +74,58 @@ static bool traced(struct jt_jitfiles *j, pid_t pid)
 
 static int process_euid(pid_t pid, uid_t *uid);
 
-void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid)
+struct ns_key {
+	uint64_t mntns;
+	uint32_t nspid;
+};
+
+static uint64_t ns_hash(uint64_t mntns, uint32_t nspid)
+{
+	return jt_hash_u64(mntns * 0x9e3779b97f4a7c15ULL + nspid);
+}
+
+static bool ns_eq(const void *val, const void *key)
+{
+	const struct jt_jitproc *p = val;
+	const struct ns_key *k = key;
+
+	return p->mntns == k->mntns && p->nspid == k->nspid;
+}
+
+static bool tmp_eq(const void *val, const void *key)
+{
+	return ((const struct jt_tmpwatch *)val)->mntns ==
+	       *(const uint64_t *)key;
+}
+
+/*
+ * A container's /tmp is its own: watch it through the process's root,
+ * once per mount namespace, so its perf-map is read while the process
+ * (and the path) still exist.
+ */
+static void watch_tmp(struct jt_jitfiles *j, const struct jt_jitproc *p)
+{
+	struct jt_tmpwatch *w;
+	char path[64];
+
+	if (j->inotify_fd < 0 ||
+	    jt_hash_find(&j->tmps, jt_hash_u64(p->mntns), tmp_eq, &p->mntns))
+		return;
+	w = calloc(1, sizeof(*w));
+	if (!w || jt_hash_add(&j->tmps, jt_hash_u64(p->mntns), w)) {
+		free(w);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root" PERFMAP_DIR, p->pid);
+	w->mntns = p->mntns;
+	w->wd = inotify_add_watch(j->inotify_fd, path, WATCH_MASK);
+}
+
+void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 {
 	struct jt_jitproc *p = proc(j, pid);
+	struct ns_key k;
+	char num[16];
 
 	if (!p) {
 		p = calloc(1, sizeof(*p));
@@ -65,8 +134,36 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid)
 			return;
 		}
 		p->pid = pid;
+	} else if (p->mntns) {
+		k = (struct ns_key){ p->mntns, p->nspid };
+		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
 	}
 	p->euid_known = !process_euid(pid, &p->euid);
+	snprintf(num, sizeof(num), "%d", pid);
+	p->mntns = tmp_of(num);
+	p->nspid = jt_proc_nspid(pid) ?: nspid ?: (uint32_t)pid;
+	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
+	if (p->own_tmp)
+		watch_tmp(j, p);
+	if (p->mntns && !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
+		return;
+	p->mntns = 0; /* not findable by name: no memory */
+}
+
+/* Forget the process: it is gone, and its pid may come back as another. */
+static void untrack(struct jt_jitfiles *j, pid_t pid)
+{
+	struct jt_jitproc *p =
+		jt_hash_del(&j->procs, jt_hash_u64(pid), proc_eq, &pid);
+	struct ns_key k;
+
+	if (!p)
+		return;
+	k = (struct ns_key){ p->mntns, p->nspid };
+	if (p->mntns &&
+	    jt_hash_find(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k) == p)
+		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
+	free(p);
 }
 
 static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
@@ -168,12 +265,15 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 	j->n++;
 }
 
-static bool is_jitdump_name(const char *path, pid_t pid)
+/* jit-<pid>.dump, with the pid the runtime knows itself by. */
+static bool is_jitdump_name(struct jt_jitfiles *j, const char *path, pid_t pid)
 {
+	const struct jt_jitproc *p = proc(j, pid);
 	const char *base = strrchr(path, '/');
 	char want[32];
 
-	snprintf(want, sizeof(want), "jit-%d.dump", pid);
+	snprintf(want, sizeof(want), "jit-%u.dump",
+		 p && p->nspid ? p->nspid : (uint32_t)pid);
 	return base && !strcmp(base + 1, want);
 }
 
@@ -189,13 +289,19 @@ static void open_jitdump(struct jt_jitfiles *j, pid_t pid, const char *path,
 	char mf[96];
 	int fd;
 
-	if (!is_jitdump_name(path, pid) || find(j, pid, JT_JIT_JITDUMP))
+	const struct jt_jitproc *p = proc(j, pid);
+	char inroot[JT_PATH_MAX + 64];
+
+	if (!is_jitdump_name(j, path, pid) || find(j, pid, JT_JIT_JITDUMP))
 		return;
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	/* The path is the process's: a container's is under its root. */
+	snprintf(inroot, sizeof(inroot), "/proc/%d/root%s", pid, path);
 	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = open(p && p->own_tmp ? inroot : path,
+			  O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? -errno : 0, path);
 }
 
@@ -233,14 +339,25 @@ static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
 		     JT_FOUND_ATTACH);
 }
 
+/*
+ * perf-<pid>.map, with the pid the process has in its own namespace, in
+ * the /tmp it sees: a container's is reached through its root.
+ */
 static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
-	char path[64];
+	const struct jt_jitproc *p = proc(j, pid);
+	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
+	char path[96];
 	int fd;
 
 	if (find(j, pid, JT_JIT_PERFMAP))
 		return;
-	snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%d.map", pid);
+	if (p && p->own_tmp)
+		snprintf(path, sizeof(path),
+			 "/proc/%d/root" PERFMAP_DIR "/perf-%u.map", pid,
+			 nspid);
+	else
+		snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%u.map", nspid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
 		return;
@@ -325,7 +442,7 @@ static void process_gone(struct jt_jitfiles *j, pid_t pid)
 		close(f->fd);
 	}
 	j->n = n;
-	free(jt_hash_del(&j->procs, jt_hash_u64(pid), proc_eq, &pid));
+	untrack(j, pid);
 }
 
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
@@ -348,10 +465,11 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		break;
 	case JT_EV_FORK:
 		if (len >= sizeof(*fk) && !(fk->flags & JT_FORK_THREAD))
-			jt_jitfiles_track(j, fk->child_pid);
+			jt_jitfiles_track(j, fk->child_pid, fk->child_nspid);
 		break;
 	case JT_EV_EXEC:
-		jt_jitfiles_track(j, h->pid);
+		jt_jitfiles_track(j, h->pid,
+				  len >= sizeof(*ee) ? ee->nspid : 0);
 		/* A perf-map made before we attached is read now, in -p and
 		 * -a alike, not only once it grows or its process exits. */
 		if (len >= sizeof(*ee) && (ee->flags & JT_EXEC_ATTACH))
@@ -362,6 +480,32 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 			process_gone(j, h->pid);
 		break;
 	}
+}
+
+/* perf-NSPID.map appeared in a /tmp we watch: whose is it? */
+static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
+{
+	struct ns_key k = { j->self_mntns, nspid };
+	const struct jt_jitproc *p;
+	size_t i;
+
+	if (wd != j->tmp_wd) {
+		k.mntns = 0;
+		jt_hash_for_each(&j->tmps, i)
+		{
+			const struct jt_tmpwatch *w = j->tmps.e[i].val;
+
+			if (w->wd == wd)
+				k.mntns = w->mntns;
+		}
+	}
+	p = k.mntns ? jt_hash_find(&j->by_ns, ns_hash(k.mntns, nspid), ns_eq,
+				   &k) :
+		      NULL;
+	if (p)
+		open_perfmap(j, p->pid, JT_FOUND_LIVE);
+	else if (wd == j->tmp_wd && j->all)
+		open_perfmap(j, nspid, JT_FOUND_LIVE); /* not seen start */
 }
 
 static void drain_inotify(struct jt_jitfiles *j)
@@ -375,13 +519,14 @@ static void drain_inotify(struct jt_jitfiles *j)
 
 		while (p < buf + n) {
 			struct inotify_event *e = (void *)p;
-			int pid;
+			unsigned int nspid;
 			char tail;
 
 			if (e->len &&
-			    sscanf(e->name, "perf-%d.ma%c", &pid, &tail) == 2 &&
-			    tail == 'p' && traced(j, pid))
-				open_perfmap(j, pid, JT_FOUND_LIVE);
+			    sscanf(e->name, "perf-%u.ma%c", &nspid, &tail) ==
+				    2 &&
+			    tail == 'p')
+				perfmap_named(j, e->wd, nspid);
 			p += sizeof(*e) + e->len;
 		}
 	}

@@ -30,6 +30,15 @@ struct jt_jitproc {
 	pid_t pid;
 	uid_t euid; /* read while it lived: /proc/PID may be gone at exit */
 	bool euid_known;
+	uint32_t nspid; /* in its PID namespace: its perf-map's name */
+	uint64_t mntns; /* the /tmp it sees (device and inode, hashed) */
+	bool own_tmp;	/* not ours: reached as /proc/PID/root/tmp */
+};
+
+/* A /tmp other than ours (a container's), watched by inotify. */
+struct jt_tmpwatch {
+	uint64_t mntns; /* which /tmp: as jt_jitproc.mntns */
+	int wd;
 };
 
 /*
@@ -42,6 +51,10 @@ struct jt_jitfiles {
 	size_t n;
 	size_t cap;
 	struct jt_hash procs; /* pid -> struct jt_jitproc: traced, alive */
+	struct jt_hash by_ns; /* (its /tmp, ns pid) -> struct jt_jitproc */
+	struct jt_hash tmps;  /* a /tmp -> struct jt_tmpwatch */
+	uint64_t self_mntns;
+	int tmp_wd; /* our own /tmp */
 	uint32_t next_id;
 	uint64_t max_bytes; /* copied per file, at most */
 	uint64_t capped;    /* files cut at max_bytes */
@@ -58,7 +71,8 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 /* Watch the BPF stream for new processes, marker mmaps and exits. */
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len);
-void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid);
+/* nspid: the pid in its namespace if the event gave it, else 0. */
+void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid);
 /* Read what is new in every file; call when inotify_fd is readable too. */
 void jt_jitfiles_poll(struct jt_jitfiles *j);
 /* Files being read (the rest were refused). */

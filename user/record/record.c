@@ -443,7 +443,7 @@ static int setup(struct recorder *r, int argc, char **argv)
 			err = jt_probes_trace(&r->probes, r->target.pid);
 	} else if (r->o.pid) {
 		err = jt_probes_trace(&r->probes, r->o.pid);
-		jt_jitfiles_track(&r->jit, r->o.pid);
+		jt_jitfiles_track(&r->jit, r->o.pid, 0);
 	}
 	if (!err)
 		err = open_perf(r);

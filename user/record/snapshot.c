@@ -35,6 +35,36 @@ static void fill_hdr(struct jt_hdr *h, uint16_t type, size_t size, pid_t pid,
 	h->time = now;
 }
 
+uint32_t jt_proc_nspid(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned int last = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		/* One pid per nested namespace, the innermost last. */
+		for (;;) {
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			last = v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return last;
+}
+
 static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 {
 	struct {
@@ -56,6 +86,7 @@ static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 	n = readlink(proc, e.path, sizeof(e.path) - 1);
 	e.ev.path_len = n > 0 ? n + 1 : 0;
 	e.ev.flags = JT_EXEC_ATTACH;
+	e.ev.nspid = jt_proc_nspid(pid);
 	fill_hdr(&e.ev.h, JT_EV_EXEC, sizeof(e.ev) + e.ev.path_len, pid, now);
 	return emit(ctx, &e, e.ev.h.size);
 }

@@ -78,7 +78,13 @@ struct audit {
 	struct jt_hash pages;	 /* (dev, ino, offset) -> struct filepage */
 	struct jt_hash orphans;	 /* (pid, start) -> struct orphan_region */
 	struct jt_hash overlaps; /* pid -> struct overlaps */
+	struct jt_hash nspids;	 /* pid -> struct nspid, where they differ */
 	struct jt_strtab strs;
+};
+
+struct nspid {
+	uint32_t pid;
+	uint32_t nspid;
 };
 
 /* detail: an open writer holding the finding's detail object, or NULL. */
@@ -342,11 +348,50 @@ static void sample(struct audit *a, struct jt_model *m,
 		note_orphan(a, smp.pid, y);
 }
 
+static bool nspid_eq(const void *val, const void *key)
+{
+	return ((const struct nspid *)val)->pid == *(const uint32_t *)key;
+}
+
+static uint32_t nspid_of(const struct audit *a, uint32_t pid)
+{
+	const struct nspid *n =
+		jt_hash_find(&a->nspids, jt_hash_u64(pid), nspid_eq, &pid);
+
+	return n ? n->nspid : 0;
+}
+
+/* Findings outlive their processes: keep who they were in a namespace. */
+static void note_nspid(struct audit *a, const struct jt_proc *p)
+{
+	struct nspid *n;
+
+	if (!p || !p->nspid || p->nspid == p->pid ||
+	    nspid_of(a, p->pid) == p->nspid)
+		return;
+	free(jt_hash_del(&a->nspids, jt_hash_u64(p->pid), nspid_eq, &p->pid));
+	n = malloc(sizeof(*n));
+	if (n && !jt_hash_add(&a->nspids, jt_hash_u64(p->pid), n))
+		*n = (struct nspid){ p->pid, p->nspid };
+	else
+		free(n);
+}
+
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		    const struct jt_symres *y)
 {
 	struct audit *a = ctx;
 	const struct perf_event_header *h = it->data;
+	const struct jt_hdr *bh = it->data;
+
+	if (it->kind == JT_IT_BPF && it->len >= sizeof(*bh) &&
+	    (bh->type == JT_EV_EXEC || bh->type == JT_EV_FORK))
+		note_nspid(a,
+			   jt_model_find(
+				   m, bh->type == JT_EV_EXEC ?
+					      bh->pid :
+					      ((const struct jt_fork_event *)bh)
+						      ->child_pid));
 
 	if (it->kind == JT_IT_JIT)
 		jit_item(a, m, it->data);
@@ -561,6 +606,8 @@ static void free_audit(struct audit *a)
 		free(o);
 	}
 	jt_hash_free(&a->overlaps);
+	jt_hash_for_each(&a->nspids, i) free(a->nspids.e[i].val);
+	jt_hash_free(&a->nspids);
 	jt_strtab_free(&a->strs);
 }
 
@@ -589,6 +636,8 @@ static void print_json(const struct audit *a)
 		jt_json_object(&j);
 		jt_json_str_field(&j, "kind", f->kind);
 		jt_json_u64_field(&j, "pid", f->pid);
+		if (nspid_of(a, f->pid))
+			jt_json_u64_field(&j, "nspid", nspid_of(a, f->pid));
 		jt_json_hex_field(&j, "start", f->start);
 		jt_json_hex_field(&j, "end", f->end);
 		jt_json_name(&j, "detail");
@@ -618,7 +667,15 @@ static void print(const struct audit *a, bool json)
 			printf("%s== %s: %zu finding%s\n", i ? "\n" : "", kind,
 			       n - i, n - i == 1 ? "" : "s");
 		}
-		printf("  pid %-7u %012" PRIx64 "-%012" PRIx64 "  %s\n", f->pid,
+		char pid[32];
+
+		/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
+		if (nspid_of(a, f->pid))
+			snprintf(pid, sizeof(pid), "%u:%u", f->pid,
+				 nspid_of(a, f->pid));
+		else
+			snprintf(pid, sizeof(pid), "%u", f->pid);
+		printf("  pid %-7s %012" PRIx64 "-%012" PRIx64 "  %s\n", pid,
 		       f->start, f->end, f->text);
 	}
 	if (!a->n)

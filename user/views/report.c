@@ -29,6 +29,7 @@ enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8 };
 struct row {
 	const char *comm; /* interned in the stream's string table */
 	uint32_t pid;
+	uint32_t nspid; /* in its PID namespace, where that differs */
 	const char *dso;
 	const char *sym; /* the symbol, or what names the place */
 	uint8_t source;
@@ -154,7 +155,7 @@ static int add(struct report *r, struct row *k)
 	if (!(r->keys & K_COMM))
 		k->comm = "-";
 	if (!(r->keys & K_PID))
-		k->pid = 0;
+		k->pid = k->nspid = 0;
 	if (!(r->keys & K_DSO))
 		k->dso = "-";
 	if (!(r->keys & K_SYM))
@@ -216,6 +217,8 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	    (r->comm && strcmp(r->comm, k.comm)))
 		return;
 	k.pid = smp.pid;
+	if (p && p->nspid && p->nspid != p->pid)
+		k.nspid = p->nspid;
 	if (r->data) {
 		data_row(r, m, p, &smp, &k);
 		return;
@@ -273,6 +276,8 @@ static void json_row(struct jt_json *j, const struct report *r,
 		jt_json_u64(j, w->pid);
 	else
 		jt_json_null(j);
+	if (w->nspid)
+		jt_json_u64_field(j, "nspid", w->nspid);
 	jt_json_str_field(j, r->data ? "backing" : "dso",
 			  r->keys & K_DSO ? w->dso : NULL);
 	jt_json_str_field(j, r->data ? "region" : "sym",
@@ -315,11 +320,16 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol");
 	for (i = 0; i < r->n; i++) {
 		const struct row *w = r->rows[i];
+		char pid[32] = "0";
 
-		printf("  %7.2f%% %9" PRIu64 "  %-16s %7u  %-24s %-8s %s%s\n",
+		/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
+		if ((r->keys & K_PID) && w->nspid)
+			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
+		else if (r->keys & K_PID)
+			snprintf(pid, sizeof(pid), "%u", w->pid);
+		printf("  %7.2f%% %9" PRIu64 "  %-16s %7s  %-24s %-8s %s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
-		       r->keys & K_COMM ? w->comm : "-",
-		       r->keys & K_PID ? w->pid : 0,
+		       r->keys & K_COMM ? w->comm : "-", pid,
 		       r->keys & K_DSO ? w->dso : "-",
 		       r->data ? jt_sharing_name(w->source) :
 				 jt_source_name(w->source),

@@ -26,6 +26,9 @@ static void text_head(struct jt_model *m, const char *type, uint64_t time,
 
 	printf("%16s %7u/%-7u [%03u] %s: %-9s", p && p->comm[0] ? p->comm : "?",
 	       pid, tid, cpu, jt_time_str(time, t), type);
+	/* In a PID namespace: the pid the process knows itself by. */
+	if (p && p->nspid && p->nspid != pid)
+		printf(" [ns pid %u]", p->nspid);
 }
 
 const char *jt_script_bounded(char *buf, size_t size, const char *s, size_t len)

@@ -55,6 +55,8 @@ static void exec_event(struct jt_json *j, const struct jt_exec_event *e)
 	jt_script_bounded(comm, sizeof(comm), e->comm, sizeof(e->comm));
 	jt_json_str_field(j, "comm", comm);
 	jt_json_bool_field(j, "attach", e->flags & JT_EXEC_ATTACH);
+	if (e->nspid && e->nspid != e->h.pid)
+		jt_json_u64_field(j, "nspid", e->nspid);
 	jt_json_str_field(
 		j, "path",
 		jt_script_bounded(path, sizeof(path), e->path, e->path_len));
@@ -86,6 +88,8 @@ void jt_script_json_bpf(struct script_ctx *c, const struct jt_item *it)
 		jt_json_u64_field(j, "child_pid", f->child_pid);
 		jt_json_u64_field(j, "child_tid", f->child_tid);
 		jt_json_bool_field(j, "thread", f->flags & JT_FORK_THREAD);
+		if (f->child_nspid && f->child_nspid != f->child_tid)
+			jt_json_u64_field(j, "child_nspid", f->child_nspid);
 		break;
 	case JT_EV_EXEC:
 		exec_event(j, it->data);
@@ -133,6 +137,15 @@ static void data_addr(struct jt_json *j, struct jt_model *m,
 					     JT_SHARE_NONE));
 }
 
+/* A process in a PID namespace: the pid it knows itself by, too. */
+static void nspid_field(struct jt_json *j, struct jt_model *m, uint32_t pid)
+{
+	const struct jt_proc *p = jt_model_find(m, pid);
+
+	if (p && p->nspid && p->nspid != pid)
+		jt_json_u64_field(j, "nspid", p->nspid);
+}
+
 void jt_script_json_sample(struct script_ctx *c, struct jt_model *m,
 			   const struct jt_sample *s, const struct jt_symres *y)
 {
@@ -140,6 +153,7 @@ void jt_script_json_sample(struct script_ctx *c, struct jt_model *m,
 	uint64_t i;
 
 	head(j, "sample", s->time, s->pid, s->tid, s->cpu);
+	nspid_field(j, m, s->pid);
 	jt_json_hex_field(j, "ip", s->ip);
 	jt_json_bool_field(j, "kernel", y->kernel);
 	jt_json_u64_field(j, "period", s->period);

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""JIT processes in containers: their own PID namespace and mount
+namespace with a /tmp of their own, so the runtime writes
+/tmp/perf-<its ns pid>.map where the host cannot see it at /tmp. The
+container's /tmp is a bind mount of a host directory, so that the test
+can read the truth after the container is gone; jittrace reaches it only
+as /proc/PID/root/tmp."""
+import glob
+import json
+import os
+import pwd
+import shutil
+import subprocess
+
+import jitdump
+from jt import AS_USER, JT, ROOT, TMP, USER, Skip, hx, record, run, script, start_attached, wait_for
+from test_runtimes import check_against_jitdump
+
+JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
+
+
+def need(tool):
+    if not shutil.which(tool):
+        raise Skip(f"{tool} is not installed")
+
+
+def box_dir(name):
+    d = os.path.join(TMP, name)
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    return d
+
+
+def container(tmp, inner, user_ns=True):
+    """A shell as pid 1 of new PID and mount namespaces, tmp its /tmp."""
+    flags = "-Urpmf" if user_ns else "-pmf"
+    return ["unshare", flags, "sh", "-c", f"mount --bind {tmp} /tmp && {inner}"]
+
+
+def perfmap_truth(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            a, sz, name = line.rstrip("\n").split(" ", 2)
+            out.append((int(a, 16), int(sz, 16), name))
+    return out
+
+
+def node_pid(data):
+    execs = [e for e in script(data) if e["type"] == "exec" and e["comm"] == "node"]
+    assert len(execs) == 1, execs
+    return execs[0]["pid"], execs[0].get("nspid")
+
+
+def check_perfmap(data, pid, truth):
+    """At least 99% of the JIT samples named, each as the runtime had it."""
+    samples = [s for s in script(data) if s["type"] == "sample" and s["pid"] == pid
+               and not s["kernel"] and s["source"] in ("perfmap", "anon")]
+    named = [s for s in samples if s["source"] == "perfmap"]
+    assert len(named) >= 0.99 * len(samples) and len(named) > 200, \
+        (len(named), len(samples))
+    for s in named:
+        ip = hx(s["ip"])
+        assert s["sym"] in {n for a, sz, n in truth if a <= ip < a + sz}, s
+        assert s["nspid"] == 1, s
+    return len(named), len(samples)
+
+
+def test_container_node_perf_basic_prof():
+    need("node")
+    need("unshare")
+    tmp = box_dir("ct-perfmap")
+    _, data = record(container(tmp, f"exec node --perf-basic-prof {JS} 2"))
+    pid, nspid = node_pid(data)
+    assert nspid == 1
+    named, total = check_perfmap(data, pid, perfmap_truth(f"{tmp}/perf-1.map"))
+    rep = run([JT, "report", "-i", data]).stdout
+    assert f"# /proc/{pid}/root/tmp/perf-1.map (pid {pid}, found while recording)" in rep, rep
+    assert f" {pid}:1 " in rep
+    rows = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    assert any(r["pid"] == pid and r.get("nspid") == 1 for r in rows)
+    print(f"    jittrace: {named}/{total} JIT samples named")
+    perf_share(container(tmp, f"exec node --perf-basic-prof {JS} 2"), "perf-basic-prof")
+
+
+def perf_share(cmd, what):
+    """perf on the same container: it looks for /tmp/perf-<host pid>.map."""
+    if not shutil.which("perf"):
+        return
+    pdata = os.path.join(TMP, f"perf-ct-{what}.data")
+    run(["perf", "record", "-q", "-e", "cpu-clock", "-o", pdata, "--", *AS_USER, *cmd])
+    out = run(["perf", "report", "-i", pdata, "--stdio", "--sort", "sym",
+               "--comm", "node"], errors="replace").stdout
+    js = sum(float(l.split("%")[0]) for l in out.splitlines()
+             if "JS:" in l or "LazyCompile" in l)
+    print(f"    perf {what} in a container: {js:.1f}% of node's samples named as JS")
+
+
+def test_container_node_perf_prof_jitdump():
+    need("node")
+    need("unshare")
+    tmp = box_dir("ct-jitdump")
+    # The host's /tmp is hidden in the container: work in its own.
+    work = box_dir("ct-jitdump/cwd")
+    _, data = record(container(tmp, f"cd /tmp/cwd && exec node --perf-prof {JS} 2"))
+    pid, nspid = node_pid(data)
+    dumps = glob.glob(os.path.join(work, "jit-*.dump"))
+    assert [os.path.basename(d) for d in dumps] == ["jit-1.dump"], dumps
+    records = jitdump.read(dumps[0])
+    samples = [s for s in script(data) if s["type"] == "sample" and s["pid"] == pid
+               and not s["kernel"]]
+    named = check_against_jitdump(samples, records)
+    jit = [s for s in samples if s["source"] in ("jitdump", "anon")]
+    assert named >= 0.99 * len(jit) and named > 200, (named, len(jit))
+    print(f"    jittrace: {named}/{len(jit)} JIT samples named from jit-1.dump")
+
+
+def test_container_planted_perfmap_is_refused():
+    need("node")
+    need("unshare")
+    tmp = box_dir("ct-planted")
+    planted = os.path.join(tmp, "perf-1.map")
+    with open(planted, "w") as f:
+        f.write("0 ffffffffffff planted_in_the_container\n")
+    daemon = pwd.getpwnam("daemon")
+    os.chown(planted, daemon.pw_uid, daemon.pw_gid)
+    os.chmod(planted, 0o666)
+    # A root container whose runtime runs as nobody; the file is daemon's.
+    inner = (f"exec {' '.join(AS_USER)} node --perf-basic-prof {JS} 1")
+    p, data = record(["unshare", "-pmf", "sh", "-c",
+                      f"mount --bind {tmp} /tmp && {inner}"], ["--run-as-root"])
+    os.unlink(planted)
+    pid, _ = node_pid(data)
+    rep = run([JT, "report", "-i", data]).stdout
+    assert (f"# /proc/{pid}/root/tmp/perf-1.map (pid {pid}, found while "
+            "recording): refused: Operation not permitted") in rep, rep
+    assert "planted_in_the_container" not in rep
+    assert not any(s.get("source") == "perfmap" for s in script(data))
+
+
+def started_container(name):
+    """A containerised node started before jittrace; its host pid."""
+    tmp = box_dir(name)
+    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {JS} 4")],
+                            stdout=subprocess.DEVNULL)
+    wait_for("node in its container",
+             lambda: os.path.exists(f"{tmp}/perf-1.map") and
+             os.path.getsize(f"{tmp}/perf-1.map") > 0)
+    out = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "node"],
+                         capture_output=True, text=True).stdout.split()
+    return proc, tmp, int(out[0])
+
+
+def test_attach_to_a_container_started_before():
+    need("node")
+    need("unshare")
+    for how in ("-p", "-a"):
+        proc, tmp, pid = started_container(f"ct-attach{how}")
+        data = os.path.join(TMP, f"ct-attach{how}.data")
+        rec = start_attached([how] + ([str(pid)] if how == "-p" else []) +
+                             ["-o", data, "--duration", "1.5"])
+        rec.communicate(timeout=60)
+        proc.wait(timeout=60)
+        truth = perfmap_truth(f"{tmp}/perf-1.map")
+        samples = [s for s in script(data) if s["type"] == "sample" and s["pid"] == pid
+                   and not s["kernel"] and s["source"] in ("perfmap", "anon")]
+        named = [s for s in samples if s["source"] == "perfmap"]
+        assert len(named) >= 0.99 * len(samples) and len(named) > 100, \
+            (how, len(named), len(samples))
+        for s in named:
+            ip = hx(s["ip"])
+            assert s["sym"] in {n for a, sz, n in truth if a <= ip < a + sz}, s
+        rep = run([JT, "report", "-i", data]).stdout
+        assert f"# /proc/{pid}/root/tmp/perf-1.map (pid {pid}, there before attach)" in rep, rep
