@@ -172,3 +172,30 @@ def test_attach_to_a_container_started_before():
             assert s["sym"] in {n for a, sz, n in truth if a <= ip < a + sz}, s
         rep = run([JT, "report", "-i", data]).stdout
         assert f"# /proc/{pid}/root/tmp/perf-1.map (pid {pid}, there before attach)" in rep, rep
+
+
+def test_system_wide_sees_a_container_started_after():
+    need("node")
+    need("unshare")
+    tmp = box_dir("ct-after")
+    data = os.path.join(TMP, "ct-after.data")
+    rec = start_attached(["-a", "-o", data, "--duration", "30"])
+    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {JS} 2")],
+                            stdout=subprocess.DEVNULL)
+    proc.wait(timeout=60)
+    rec.send_signal(2)
+    rec.communicate(timeout=60)
+    pid, nspid = node_pid_of(data, proc.pid)
+    assert nspid == 1
+    named, total = check_perfmap(data, pid, perfmap_truth(f"{tmp}/perf-1.map"))
+    print(f"    -a, container started after: {named}/{total} JIT samples named")
+
+
+def node_pid_of(data, parent):
+    """The node a given process forked, in a system-wide recording."""
+    forks = {e["child_pid"]: e.get("child_nspid") for e in script(data)
+             if e["type"] == "fork" and e["pid"] == parent and not e["thread"]}
+    execs = [e for e in script(data) if e["type"] == "exec" and e["comm"] == "node"
+             and e["pid"] in forks]
+    assert len(execs) == 1, (forks, execs)
+    return execs[0]["pid"], execs[0].get("nspid")
