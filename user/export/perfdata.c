@@ -83,8 +83,17 @@ struct jt_perfdata {
 	struct jt_hash elves; /* (pid, name, size) -> struct jit_file */
 	struct jt_hash early; /* of struct early */
 	bool kernel_done;
+	uint64_t records; /* since the last FINISHED_ROUND */
 	int err;
 };
+
+/*
+ * Records go out in time order: a FINISHED_ROUND now and then lets
+ * perf's ordered events flush as it reads, instead of holding the file.
+ */
+#define ROUND_RECORDS 10000
+#define PERF_RECORD_FINISHED_ROUND                                             \
+	68 /* perf's own, PERF_RECORD_USER_TYPE_START + 4 */
 
 static uint64_t data_offset(void)
 {
@@ -107,6 +116,8 @@ static void flush(struct jt_perfdata *w)
 	}
 	w->len = 0;
 }
+
+static void round_mark(struct jt_perfdata *w);
 
 static void put(struct jt_perfdata *w, const void *p, size_t n)
 {
@@ -189,21 +200,13 @@ static void note_bid(struct jt_perfdata *w, const struct jt_region *r,
 		free(f);
 }
 
+/* As /proc/PID/maps names it, but anonymous memory as perf does. */
 static const char *region_file(const struct jt_region *r)
 {
-	switch (r->kind) {
-	case JT_RK_FILE:
-		return r->path ? r->path : "//anon";
-	case JT_RK_HEAP:
-		return "[heap]";
-	case JT_RK_STACK:
-		return "[stack]";
-	case JT_RK_VDSO:
-		return "[vdso]";
-	case JT_RK_VVAR:
-		return "[vvar]";
-	}
-	return "//anon";
+	if (r->kind == JT_RK_ANON || r->kind == JT_RK_SHARED_ANON ||
+	    (r->kind == JT_RK_FILE && !r->path))
+		return "//anon";
+	return jt_region_name(r);
 }
 
 static void mmap2_region(struct jt_perfdata *w, const struct jt_hdr *h,
@@ -504,6 +507,15 @@ static void kernel_mmap(struct jt_perfdata *w)
 	       name, align8(sizeof(name)), &id);
 }
 
+static void round_mark(struct jt_perfdata *w)
+{
+	struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0,
+				       sizeof(h) };
+
+	w->records = 0;
+	put(w, &h, sizeof(h));
+}
+
 void jt_perfdata_item(struct jt_perfdata *w, struct jt_model *m,
 		      const struct jt_item *it, const struct jt_symres *y)
 {
@@ -514,6 +526,8 @@ void jt_perfdata_item(struct jt_perfdata *w, struct jt_model *m,
 		return;
 	if (!w->kernel_done)
 		kernel_mmap(w);
+	if (++w->records >= ROUND_RECORDS)
+		round_mark(w);
 	if (it->kind == JT_IT_JIT) {
 		const struct jt_jit_item *j = it->data;
 
@@ -653,6 +667,7 @@ int jt_perfdata_close(struct jt_perfdata *w)
 	uint64_t data_end;
 	int err;
 
+	round_mark(w);
 	flush(w);
 	data_end = data_offset() + w->data_bytes;
 	fh.attrs = (struct file_section){ sizeof(fh), sizeof(fa) };

@@ -556,3 +556,22 @@ size_t jt_aspace_vma_members(const struct jt_aspace *as,
 	n = count_range(as, v.start, v.end);
 	return n ? n : 1;
 }
+
+const char *jt_region_name(const struct jt_region *r)
+{
+	switch (r->kind) {
+	case JT_RK_FILE:
+		return r->path ? r->path : "[file]";
+	case JT_RK_HEAP:
+		return "[heap]";
+	case JT_RK_STACK:
+		return "[stack]";
+	case JT_RK_VDSO:
+		return "[vdso]";
+	case JT_RK_VVAR:
+		return "[vvar]";
+	case JT_RK_SHARED_ANON:
+		return "[anon:shared]";
+	}
+	return "[anon]";
+}

@@ -123,6 +123,8 @@ const struct jt_cowpage *jt_aspace_cow_from(const struct jt_aspace *as,
 void jt_aspace_forked(struct jt_aspace *as, uint64_t now);
 enum jt_sharing jt_aspace_sharing(const struct jt_aspace *as, uint64_t addr);
 const char *jt_sharing_name(enum jt_sharing s);
+/* "[heap]", "[anon]", the path...: what /proc/PID/maps would print. */
+const char *jt_region_name(const struct jt_region *r);
 /* Requested regions lying in r's kernel VMA (1 when not coalesced). */
 size_t jt_aspace_vma_members(const struct jt_aspace *as,
 			     const struct jt_region *r);

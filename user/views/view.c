@@ -32,25 +32,6 @@ int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
 	return err ? 1 : 0;
 }
 
-const char *jt_region_name(const struct jt_region *r)
-{
-	switch (r->kind) {
-	case JT_RK_FILE:
-		return r->path ? r->path : "[file]";
-	case JT_RK_HEAP:
-		return "[heap]";
-	case JT_RK_STACK:
-		return "[stack]";
-	case JT_RK_VDSO:
-		return "[vdso]";
-	case JT_RK_VVAR:
-		return "[vvar]";
-	case JT_RK_SHARED_ANON:
-		return "[anon:shared]";
-	}
-	return "[anon]";
-}
-
 const char *jt_event_name(uint16_t type)
 {
 	static const char *const names[JT_EV_MAX] = {

@@ -17,8 +17,6 @@ int jt_view_open(struct jt_stream *s, const char *path);
  */
 int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
 		const struct jt_pipe_ops *ops);
-/* "[heap]", "[anon]", the path...: what /proc/PID/maps would print. */
-const char *jt_region_name(const struct jt_region *r);
 const char *jt_origin_name(uint16_t origin);
 const char *jt_event_name(uint16_t type);
 /* "# probes: mmap=fentry ...": how the recording's events were caught. */
