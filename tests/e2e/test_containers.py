@@ -25,10 +25,18 @@ def need(tool):
 
 
 def box_dir(name):
+    """A host directory that becomes a container's /tmp, holding the
+    script: whatever lay under the host's /tmp is hidden in there."""
     d = os.path.join(TMP, name)
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o777)
+    shutil.copy(JS, os.path.join(d, "compile-loop.js"))
+    os.chmod(os.path.join(d, "compile-loop.js"), 0o644)
     return d
+
+
+# The script as the container sees it.
+BOX_JS = "/tmp/compile-loop.js"
 
 
 def container(tmp, inner, user_ns=True):
@@ -70,7 +78,7 @@ def test_container_node_perf_basic_prof():
     need("node")
     need("unshare")
     tmp = box_dir("ct-perfmap")
-    _, data = record(container(tmp, f"exec node --perf-basic-prof {JS} 2"))
+    _, data = record(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"))
     pid, nspid = node_pid(data)
     assert nspid == 1
     named, total = check_perfmap(data, pid, perfmap_truth(f"{tmp}/perf-1.map"))
@@ -80,7 +88,7 @@ def test_container_node_perf_basic_prof():
     rows = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
     assert any(r["pid"] == pid and r.get("nspid") == 1 for r in rows)
     print(f"    jittrace: {named}/{total} JIT samples named")
-    perf_share(container(tmp, f"exec node --perf-basic-prof {JS} 2"), "perf-basic-prof")
+    perf_share(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"), "perf-basic-prof")
 
 
 def perf_share(cmd, what):
@@ -102,7 +110,7 @@ def test_container_node_perf_prof_jitdump():
     tmp = box_dir("ct-jitdump")
     # The host's /tmp is hidden in the container: work in its own.
     work = box_dir("ct-jitdump/cwd")
-    _, data = record(container(tmp, f"cd /tmp/cwd && exec node --perf-prof {JS} 2"))
+    _, data = record(container(tmp, f"cd /tmp/cwd && exec node --perf-prof {BOX_JS} 2"))
     pid, nspid = node_pid(data)
     dumps = glob.glob(os.path.join(work, "jit-*.dump"))
     assert [os.path.basename(d) for d in dumps] == ["jit-1.dump"], dumps
@@ -126,7 +134,7 @@ def test_container_planted_perfmap_is_refused():
     os.chown(planted, daemon.pw_uid, daemon.pw_gid)
     os.chmod(planted, 0o666)
     # A root container whose runtime runs as nobody; the file is daemon's.
-    inner = (f"exec {' '.join(AS_USER)} node --perf-basic-prof {JS} 1")
+    inner = (f"exec {' '.join(AS_USER)} node --perf-basic-prof {BOX_JS} 1")
     p, data = record(["unshare", "-pmf", "sh", "-c",
                       f"mount --bind {tmp} /tmp && {inner}"], ["--run-as-root"])
     os.unlink(planted)
@@ -141,7 +149,7 @@ def test_container_planted_perfmap_is_refused():
 def started_container(name):
     """A containerised node started before jittrace; its host pid."""
     tmp = box_dir(name)
-    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {JS} 4")],
+    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {BOX_JS} 4")],
                             stdout=subprocess.DEVNULL)
     wait_for("node in its container",
              lambda: os.path.exists(f"{tmp}/perf-1.map") and
@@ -180,7 +188,7 @@ def test_system_wide_sees_a_container_started_after():
     tmp = box_dir("ct-after")
     data = os.path.join(TMP, "ct-after.data")
     rec = start_attached(["-a", "-o", data, "--duration", "30"])
-    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {JS} 2")],
+    proc = subprocess.Popen([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2")],
                             stdout=subprocess.DEVNULL)
     proc.wait(timeout=60)
     rec.send_signal(2)
