@@ -122,7 +122,6 @@ static int insert(struct jt_aspace *as, const struct jt_region *r)
 	if (!n)
 		return -ENOMEM;
 	n->r = *r;
-	n->r.kvma = (struct jt_kvma){};
 	n->t.key = r->start;
 	jt_treap_insert(&as->regions, &n->t);
 	return 0;
@@ -309,8 +308,6 @@ int jt_aspace_map(struct jt_aspace *as, const struct jt_region *r)
 	n.pages_ns = n.born_ns;
 	if (!err)
 		err = insert(as, &n);
-	if (!err && r->kvma.end)
-		jt_aspace_observe(as, &r->kvma);
 	return err;
 }
 

@@ -40,8 +40,6 @@ struct jt_region {
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
 	uint64_t pages_ns; /* its pages since: born, or what mremap moved */
-	/* To jt_aspace_map only: the kernel VMA it is known to be. */
-	struct jt_kvma kvma;
 	uint32_t prot;	 /* PROT_* */
 	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;

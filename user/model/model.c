@@ -264,9 +264,9 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 		.mflags = v->flags & VM_SHARED ? MAP_SHARED : MAP_PRIVATE,
 		.born_ns = ev->h.time,
 		.origin = JT_EV_VMA,
-		.kvma = { v->start, v->end, v->flags },
 		.kind = snapshot_kind(ev),
 	};
+	struct jt_kvma k = { v->start, v->end, v->flags };
 
 	if (r.kind == JT_RK_FILE) {
 		r.path = event_path(m, ev);
@@ -274,8 +274,9 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 		r.ino = ev->ino;
 		r.pgoff = v->pgoff * JT_PAGE_SIZE;
 	}
-
+	/* A snapshot region is exactly the VMA it was read from. */
 	check(m, jt_aspace_map(as, &r));
+	jt_aspace_observe(as, &k);
 }
 
 /*
