@@ -10,7 +10,7 @@ OUT := build
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-LDLIBS += -lbpf -lelf -lz -lprotobuf-c
+LDLIBS += -lbpf -lelf -lz -lprotobuf-c -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
