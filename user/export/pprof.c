@@ -306,11 +306,6 @@ void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns)
 	p->time_ns = time_ns;
 }
 
-size_t jt_pprof_samples(const struct jt_pprof *p)
-{
-	return p->nsmp;
-}
-
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
 typedef Perftools__Profiles__Sample Sample;

@@ -40,7 +40,6 @@ struct jt_pprof *jt_pprof_new(int64_t time_ns, int64_t period_ns);
 int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s);
 void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns);
 void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns);
-size_t jt_pprof_samples(const struct jt_pprof *p);
 /* The gzipped profile in *buf (the caller frees it); 0 or -errno. */
 int jt_pprof_encode(struct jt_pprof *p, void **buf, size_t *len);
 void jt_pprof_free(struct jt_pprof *p);

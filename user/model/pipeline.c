@@ -90,8 +90,6 @@ static int hold(struct jt_pipe *p, struct jt_item *it, struct jt_named *named)
 		return -ENOMEM;
 	}
 	p->held[p->n++] = (struct jt_held){ it, named };
-	if (p->n - p->head > p->peak_held)
-		p->peak_held = p->n - p->head;
 	return 0;
 }
 

@@ -50,7 +50,6 @@ struct jt_pipe {
 	size_t head;
 	size_t n;
 	size_t cap;
-	size_t peak_held;
 	uint64_t retro_forced; /* samples that stopped waiting early */
 };
 

@@ -253,7 +253,6 @@ static void queue_free(struct jt_stream *s, struct jt_write_queue *q)
 		q->src->writes = NULL;
 	if (q->refused)
 		q->refused->writes = NULL;
-	s->stale_writes += q->n - q->head;
 	jt_hash_del(&s->write_queues, file_hash(q->pid, q->ino), queue_eq, &k);
 	free(q->w);
 	free(q);
@@ -370,7 +369,6 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 		return;
 	if (q->dead_ns && w->h.time > q->dead_ns) {
 		/* The pid is someone else's now: its writes start afresh. */
-		s->stale_writes += q->n - q->head;
 		q->head = q->n = 0;
 		q->dead_ns = 0;
 		if (q->src)
@@ -384,10 +382,8 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 		return;
 	}
 	while (q->head < q->n &&
-	       q->w[q->head].time + STALE_WRITE_NS < w->h.time) {
+	       q->w[q->head].time + STALE_WRITE_NS < w->h.time)
 		q->head++;
-		s->stale_writes++;
-	}
 	if (q->head > 4096 && q->head * 2 > q->n) {
 		memmove(q->w, q->w + q->head, (q->n - q->head) * sizeof(*q->w));
 		q->n -= q->head;

@@ -127,7 +127,6 @@ struct jt_stream {
 	size_t nparked;
 	size_t parked_head;
 	size_t parked_cap;
-	uint64_t stale_writes; /* perf-map writes no line ever claimed */
 	struct jt_strtab strs;
 	void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;

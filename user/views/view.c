@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include "views/view.h"
 
@@ -21,12 +20,6 @@ int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
 	int err = jt_pipe_run(p, s, ops);
 
 	jt_stream_warn(s, path);
-	if (getenv("JT_DEBUG_PIPE"))
-		fprintf(stderr,
-			"pipe: %llu items, window peak %zu, held peak %zu, "
-			"rounds %d, parked %zu\n",
-			(unsigned long long)s->emitted, s->ord.peak,
-			p->peak_held, s->rounds, s->nparked);
 	if (err && err != -ENOMEM)
 		fprintf(stderr, "jittrace: %s: %s\n", path, strerror(-err));
 	return err ? 1 : 0;
