@@ -224,3 +224,17 @@ def test_export_usage_errors():
                       (["-o", "x"], "give --format")):
         p = run([JT, "export", *args], check=False)
         assert p.returncode == 2 and msg in p.stderr, p.stderr
+
+
+def test_perf_export_names_kernel_and_bpf_samples():
+    """The kernel as it was when recorded: BPF programs (ours among them,
+    gone once the recorder is) reach perf as KSYMBOL records, the kernel
+    map ends at its text, weak functions are named."""
+    need("perf")
+    _, data = record([os.path.join(WL, "mmloop"), "calls", "100000"], ["-F", "4000"])
+    theirs = {k: v[1] for k, v in perf_samples(export(data, "perf")).items()}
+    mine = [s for s in script(data) if s["type"] == "sample" and s["source"] == "kallsyms"]
+    bad = [(s["sym"], theirs.get((s["tid"], s["time"]))) for s in mine
+           if theirs.get((s["tid"], s["time"])) != s["sym"]]
+    assert len(mine) > 1000 and not bad, (len(mine), bad[:5])
+    assert sum(1 for s in mine if s["sym"].startswith("bpf_prog_")) > 10

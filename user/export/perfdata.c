@@ -475,10 +475,39 @@ static void side_band(struct jt_perfdata *w, const struct jt_item *it)
 	put(w, h, h->size);
 }
 
+/* What perf cannot find in /proc/kallsyms later: the recording's BPF. */
+static void bpf_ksymbols(struct jt_perfdata *w, const struct jt_kallsyms *k)
+{
+	struct {
+		uint64_t addr;
+		uint32_t len;
+		uint16_t type;
+		uint16_t flags;
+	} b = { .type = PERF_RECORD_KSYMBOL_TYPE_BPF };
+	struct sample_id id = { UINT32_MAX, 0, 0, 0, 0 };
+	size_t i, nlen;
+
+	for (i = 0; i + 1 < k->n; i++) {
+		const char *name = k->syms[i].name;
+
+		if (strncmp(name, "bpf_prog_", 9))
+			continue;
+		/* kallsyms gives no size: up to the next symbol. */
+		b.addr = k->syms[i].addr;
+		b.len = k->syms[i + 1].addr - b.addr;
+		if (!b.len || b.len > (1u << 20))
+			continue;
+		nlen = strlen(name) + 1;
+		record(w, PERF_RECORD_KSYMBOL, 0, &b, sizeof(b), name,
+		       align8(nlen), &id);
+	}
+}
+
 /*
  * The kernel map as perf record announces it: without it perf does not
  * relocate kallsyms and names no kernel sample. _text from the
- * recording's own copy of /proc/kallsyms.
+ * recording's own copy of /proc/kallsyms; BPF programs, which are gone
+ * once the recorder is, as perf record's KSYMBOL records give them.
  */
 static void kernel_mmap(struct jt_perfdata *w)
 {
@@ -489,22 +518,29 @@ static void kernel_mmap(struct jt_perfdata *w)
 	} m = { UINT32_MAX, 0 };
 	struct sample_id id = { UINT32_MAX, 0, 0, 0, 0 };
 	struct jt_kallsyms k;
+	uint64_t end = 0;
 	size_t i;
 
 	w->kernel_done = true;
 	if (!w->s->kallsyms ||
 	    jt_kallsyms_load(&k, w->s->kallsyms, w->s->kallsyms_len))
 		return;
-	for (i = 0; i < k.n && !m.start; i++)
+	for (i = 0; i < k.n; i++) {
 		if (!strcmp(k.syms[i].name, "_text"))
 			m.start = k.syms[i].addr;
+		else if (!strcmp(k.syms[i].name, "_etext"))
+			end = k.syms[i].addr;
+	}
+	if (m.start) {
+		/* Up to the end of its text, so BPF programs and modules
+		 * are outside it and get maps of their own. */
+		m.len = end > m.start ? end - m.start : UINT64_MAX - m.start;
+		m.pgoff = m.start;
+		record(w, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &m,
+		       sizeof(m), name, align8(sizeof(name)), &id);
+		bpf_ksymbols(w, &k);
+	}
 	jt_kallsyms_free(&k);
-	if (!m.start)
-		return;
-	m.len = UINT64_MAX - m.start;
-	m.pgoff = m.start;
-	record(w, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &m, sizeof(m),
-	       name, align8(sizeof(name)), &id);
 }
 
 static void round_mark(struct jt_perfdata *w)
@@ -618,6 +654,7 @@ struct jt_perfdata *jt_perfdata_open(const char *path,
 			      (w->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
 	w->attr.sample_id_all = 1;
 	w->attr.mmap = w->attr.mmap2 = w->attr.comm = w->attr.task = 1;
+	w->attr.ksymbol = 1;
 	w->attr.use_clockid = 1;
 	w->attr.clockid = CLOCK_MONOTONIC;
 	*err = 0;

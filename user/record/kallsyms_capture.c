@@ -26,8 +26,9 @@ static int read_text_symbols(char **out, size_t *len)
 		size_t l = strlen(line);
 		char type;
 
-		if (sscanf(line, "%*x %c", &type) != 1 ||
-		    (type != 't' && type != 'T'))
+		/* Text, and weak text (W): a weak function left out would
+		 * give its samples to the symbol before it. */
+		if (sscanf(line, "%*x %c", &type) != 1 || !strchr("tTwW", type))
 			continue;
 		if (n + l > cap) {
 			char *b = realloc(buf, cap *= 2);
