@@ -43,7 +43,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
-	     $(OUT)/workloads/libjtcow.so
+	     $(OUT)/workloads/libjtcow.so $(OUT)/workloads/libjtdata.so
 
 .PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format
 all: $(OUT)/jittrace $(WORKLOADS)
@@ -87,13 +87,13 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
-$(OUT)/workloads/libjtcow.so: tests/workloads/lib/jtcow.c
+$(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -shared -fPIC -o $@ $<
+	$(CC) -O1 -g -shared -fPIC -o $@ $<
 
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -o $@ $< -lpthread
+	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -o $@ $< -lpthread -ldl
 
 # test, demo and bench set up a fresh machine (apt-get) before they
 # build; a plain build never installs anything.

@@ -39,6 +39,7 @@ int jt_fault(struct fault_ctx *ctx)
 		return 0;
 	ev.page = ctx->address & ~4095ULL;
 	ev.error_code = ec;
+	ev.ip = ctx->ip;
 	/*
 	 * One try: interrupts are off here, so an irq_work still pending
 	 * from the last lookup cannot finish while we spin. A busy lookup

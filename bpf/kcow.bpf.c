@@ -40,6 +40,13 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 	}
 	if (in_execve())
 		ev.flags = JT_MF_EXEC_LOAD;
+	/*
+	 * The user instruction the task entered the kernel from: the write
+	 * itself, or the syscall whose copy_to_user faulted for it.
+	 */
+	ev.ip = BPF_CORE_READ(
+		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
+		ip);
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));
 	return 0;

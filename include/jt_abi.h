@@ -174,6 +174,11 @@ struct jt_cow_event {
 	__u64 ino;
 	__u32 kind;
 	__u32 flags; /* JT_MF_EXEC_LOAD: the ELF loader's write, in execve */
+	/*
+	 * The user instruction that wrote (file version 4 on): what a
+	 * data-sharing question needs to know next is who wrote the page.
+	 */
+	__u64 ip;
 };
 
 #endif /* JT_ABI_H */

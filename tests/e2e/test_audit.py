@@ -83,7 +83,8 @@ def test_cow_and_false_sharing_suspect():
         cow = [r for r in rows if r["kind"] == "cow" and r["pid"] == pid
                and r["start"] <= w < r["end"]]
         assert len(cow) == 1 and cow[0]["detail"]["backing"].endswith("/libjtcow.so")
-        assert cow[0]["detail"]["pages"] >= 1
+        assert w in [hx(pg["addr"]) for pg in cow[0]["detail"]["pages"]]
+        assert cow[0]["detail"]["count"] == len(cow[0]["detail"]["pages"])
         region = next(r for r in maps(data, pid) if r["start"] <= w < r["end"])
         offsets.add(hx(region["offset"]) + w - region["start"])
     # Both wrote the same page of the same file: a tool keyed on the file
@@ -91,12 +92,15 @@ def test_cow_and_false_sharing_suspect():
     # (ld.so's relocations write another page of the library in both: a
     # finding too, for the same reason.)
     assert len(offsets) == 1
-    page = offsets.pop() & ~(PAGE - 1)
+    # cowuser writes byte 100 of the page: the line at 64.
+    line = (offsets.pop() & ~(PAGE - 1)) + 64
     sus = [r for r in rows if r["kind"] == "false-sharing-suspect"
            and r["detail"]["path"].endswith("/libjtcow.so")
-           and hx(r["detail"]["offset"]) == page]
+           and hx(r["detail"]["offset"]) == line]
     assert len(sus) == 1, rows
     assert sorted(sus[0]["detail"]["pids"]) == sorted(pids)
+    assert sus[0]["detail"]["sharing"] == "private-copies"
+    assert sus[0]["detail"]["data_sym"] == "jt_cow_global+0x1040"
     # report --data: each process's writes hit its own private copy.
     rep = json.loads(run([JT, "report", "-i", data, "--data", "--json"]).stdout)
     for pid in pids:
@@ -137,7 +141,8 @@ def test_live_audit_of_a_running_process():
     w = int(addr["lib_written"], 16)
     cow = [r for r in rows if r["kind"] == "cow" and hx(r["start"]) <= w < hx(r["end"])]
     assert len(cow) == 1 and cow[0]["detail"]["backing"].endswith("/libjtcow.so")
-    assert cow[0]["detail"]["pages"] >= 1
+    assert [pg["sharing"] for pg in cow[0]["detail"]["pages"]
+            if hx(pg["addr"]) == w] == ["private"]
     reuse = [r for r in rows if r["kind"] == "perfmap-reuse"]
     assert [(r["detail"]["old"], r["detail"]["new"]) for r in reuse] == [("first", "second")]
     orphan = [r for r in rows if r["kind"] == "jit-orphan"]

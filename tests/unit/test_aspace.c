@@ -265,7 +265,7 @@ static void test_cow_overlay_and_sharing(void **state)
 	jt_aspace_map(as, &shared);
 	/* A private file page is the file's until written. */
 	assert_int_equal(jt_aspace_sharing(as, P(1) + 5), JT_SHARE_FILE);
-	jt_aspace_cow(as, P(1), 100);
+	jt_aspace_cow(as, &(struct jt_cowpage){ .page = P(1), .time = 100 });
 	assert_int_equal(jt_aspace_sharing(as, P(1) + 5), JT_SHARE_PRIVATE);
 	assert_int_equal(jt_aspace_sharing(as, P(2)), JT_SHARE_FILE);
 	assert_int_equal(jt_aspace_sharing(as, P(11)), JT_SHARE_PRIVATE);
@@ -278,7 +278,8 @@ static void test_cow_overlay_and_sharing(void **state)
 	assert_int_equal(jt_aspace_sharing(child, P(1)), JT_SHARE_ANON);
 	assert_int_equal(jt_aspace_sharing(child, P(11)), JT_SHARE_ANON);
 	assert_int_equal(jt_aspace_sharing(child, P(2)), JT_SHARE_FILE);
-	jt_aspace_cow(child, P(11), 300);
+	jt_aspace_cow(child,
+		      &(struct jt_cowpage){ .page = P(11), .time = 300 });
 	assert_int_equal(jt_aspace_sharing(child, P(11)), JT_SHARE_PRIVATE);
 	assert_int_equal(jt_aspace_sharing(as, P(11)), JT_SHARE_ANON);
 	/* Unmapping drops the page from the overlay. */

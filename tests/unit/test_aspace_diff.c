@@ -266,6 +266,9 @@ static void compare(const struct jt_aspace *as, const struct ref *f)
 		const struct jt_cowpage *c = jt_aspace_cowpage(as, P(i));
 
 		SAME(c ? c->time : 0, f->cow[i], "cow");
+		/* The writer travels with the page: moved, inherited, cut. */
+		SAME(c ? c->ip : 0, f->cow[i] ? f->cow[i] * 7 + 1 : 0,
+		     "cow writer");
 		if (!f->mapped[i])
 			SAME(jt_aspace_find(as, P(i)) != NULL, 0, "hole");
 	}
@@ -360,7 +363,13 @@ static void one_step(struct side *sides, uint64_t now)
 	} else if (op < 97) {
 		if (!f->mapped[s])
 			return;
-		assert_int_equal(jt_aspace_cow(as, P(s), now), 0);
+		struct jt_cowpage c = { .page = P(s),
+					.time = now,
+					.ip = now * 7 + 1,
+					.tid = 1,
+					.kind = JT_COW_FILE_WP };
+
+		assert_int_equal(jt_aspace_cow(as, &c), 0);
 		f->cow[s] = now;
 	} else {
 		/* fork: the other side becomes this one's child */

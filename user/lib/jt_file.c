@@ -172,7 +172,7 @@ static int preamble(struct jt_reader *r)
 	memcpy(&p, r->mem ? r->mem : r->buf, sizeof(p));
 	if (memcmp(p.magic, JT_FILE_MAGIC, sizeof(p.magic)))
 		return -EINVAL;
-	if (p.version != JT_FILE_VERSION)
+	if (p.version < JT_FILE_VERSION_MIN || p.version > JT_FILE_VERSION)
 		return -EPROTO;
 	if (p.size < sizeof(p) || p.size % 8 || fill(r, p.size) ||
 	    p.size > r->have)

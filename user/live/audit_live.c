@@ -18,16 +18,20 @@
 #include "lib/fmt.h"
 #include "lib/json.h"
 #include "lib/reserve.h"
+#include "model/datasym.h"
+#include "model/elfsyms.h"
 #include "model/jitdump.h"
 #include "live/audit_live.h"
 
 #define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
 #define PM_FILE_OR_SHARED_ANON (1ULL << 61)
 #define PM_EXCLUSIVE (1ULL << 56)
 
 struct vma {
 	uint64_t start;
 	uint64_t end;
+	uint64_t offset; /* in the file */
 	char perms[8];
 	char path[512];
 	uint64_t anon_kb; /* smaps "Anonymous:": pages copied on write */
@@ -36,6 +40,8 @@ struct vma {
 struct live {
 	pid_t pid;
 	bool json;
+	struct jt_strtab strs;
+	struct jt_elfcache elf; /* the files as mapped, by map_files */
 	struct jt_json j;
 	int n; /* findings printed */
 	struct vma *v;
@@ -54,12 +60,12 @@ static int read_smaps(struct live *l)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, kb;
+		unsigned long long s, e, kb, off;
 		char perms[8];
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &s, &e,
-			   perms, &pos) == 3 &&
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u %n", &s, &e,
+			   perms, &off, &pos) == 4 &&
 		    pos) {
 			if (jt_reserve(&l->v, &l->cap, l->nv + 1,
 				       sizeof(*l->v)))
@@ -68,6 +74,7 @@ static int read_smaps(struct live *l)
 			memset(cur, 0, sizeof(*cur));
 			cur->start = s;
 			cur->end = e;
+			cur->offset = off;
 			snprintf(cur->perms, sizeof(cur->perms), "%s", perms);
 			snprintf(cur->path, sizeof(cur->path), "%s",
 				 line + pos);
@@ -123,15 +130,98 @@ static void finding_end(struct jt_json *j)
 	jt_json_end(j);
 }
 
-/* File mappings with pages this process copied (smaps "Anonymous:"). */
+/*
+ * The file v maps, opened through map_files: the very file mapped, even
+ * if the path now names another. NULL when it is no ELF file.
+ */
+static const struct jt_elffile *mapped_elf(struct live *l, const struct vma *v)
+{
+	char path[96];
+	const char *k;
+	struct jt_elffile *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 l->pid, v->start, v->end);
+	k = jt_intern(&l->strs, path, strlen(path));
+	f = k ? jt_elf_get(&l->elf, k) : NULL;
+	return f && f->ok ? f : NULL;
+}
+
+/* Whether each page of v is this process's own copy, from pagemap. */
+static void private_pages(struct live *l, const struct vma *v, int fd,
+			  void (*fn)(struct live *, const struct vma *,
+				     uint64_t, uint64_t, void *),
+			  void *ctx)
+{
+	uint64_t pm[512], addr = v->start;
+
+	while (addr < v->end) {
+		size_t want = (v->end - addr) / JT_PAGE_SIZE, i;
+		ssize_t got;
+
+		if (want > 512)
+			want = 512;
+		got = pread(fd, pm, want * 8, addr / JT_PAGE_SIZE * 8);
+		if (got <= 0)
+			return;
+		for (i = 0; i < (size_t)got / 8; i++, addr += JT_PAGE_SIZE)
+			/* Present and not the file's page, or swapped out. */
+			if (((pm[i] & PM_PRESENT) &&
+			     !(pm[i] & PM_FILE_OR_SHARED_ANON)) ||
+			    (pm[i] & PM_SWAPPED))
+				fn(l, v, addr, pm[i], ctx);
+	}
+}
+
+struct page_list {
+	const struct jt_elffile *elf;
+	uint64_t n;
+};
+
+static void page_out(struct live *l, const struct vma *v, uint64_t addr,
+		     uint64_t pm, void *ctx)
+{
+	/* A copy a fork relative still maps too is not this one's alone. */
+	const char *sharing = pm & PM_EXCLUSIVE ? "private" : "shared-anon";
+	struct page_list *pl = ctx;
+	struct jt_datasym d[32];
+	uint64_t off = v->offset + (addr - v->start);
+	size_t n = pl->elf ? jt_datasym_file_page(pl->elf, off, d, 32) : 0;
+
+	pl->n++;
+	if (!l->json) {
+		printf("%-22s   %012" PRIx64 "  +%-#8" PRIx64 " %-11s%s", "",
+		       addr, off, sharing, n ? "  data:" : "");
+		if (n)
+			putchar(' ');
+		jt_datasym_print(stdout, d, n < 32 ? n : 32);
+		printf("\n");
+		return;
+	}
+	jt_json_object(&l->j);
+	jt_json_hex_field(&l->j, "addr", addr);
+	jt_json_hex_field(&l->j, "file_offset", off);
+	jt_json_str_field(&l->j, "sharing", sharing);
+	jt_datasym_json(&l->j, d, n < 32 ? n : 32, n);
+	jt_json_end(&l->j);
+}
+
+/*
+ * File mappings with pages this process copied (smaps "Anonymous:"),
+ * each page listed with the data objects that live on it.
+ */
 static void cow(struct live *l)
 {
 	struct jt_json *j;
-	char text[640];
+	char text[640], path[64];
 	size_t i;
+	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", l->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < l->nv; i++) {
 		const struct vma *v = &l->v[i];
+		struct page_list pl = { .elf = NULL };
 
 		if (v->perms[3] != 'p' || v->path[0] != '/' || !v->anon_kb)
 			continue;
@@ -139,11 +229,21 @@ static void cow(struct live *l)
 			 v->anon_kb / 4, v->path);
 		j = finding(l, "cow", v->start, v->end, text);
 		if (j) {
-			jt_json_u64_field(j, "pages", v->anon_kb / 4);
 			jt_json_str_field(j, "backing", v->path);
+			jt_json_name(j, "pages");
+			jt_json_array(j);
+		}
+		pl.elf = mapped_elf(l, v);
+		if (fd >= 0)
+			private_pages(l, v, fd, page_out, &pl);
+		if (j) {
+			jt_json_end(j);
+			jt_json_u64_field(j, "count", pl.n);
 		}
 		finding_end(j);
 	}
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The perf-map, vetted as the recorder vets it. */
@@ -380,6 +480,7 @@ int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
 	struct live l = { .pid = pid, .json = json };
 	int err = read_smaps(&l), i;
 
+	l.elf.strs = &l.strs;
 	if (err) {
 		fprintf(stderr, "jittrace: cannot read process %d: %s\n", pid,
 			strerror(-err));
@@ -396,6 +497,8 @@ int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
 		jt_json_end(&l.j);
 	else if (!l.n)
 		printf("no findings\n");
+	jt_elfcache_free(&l.elf);
+	jt_strtab_free(&l.strs);
 	free(l.v);
 	return 0;
 }

@@ -196,20 +196,20 @@ static void cow_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 	jt_treap_drop(&as->cow, jt_treap_take(&as->cow, start, end));
 }
 
-int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now)
+int jt_aspace_cow(struct jt_aspace *as, const struct jt_cowpage *cp)
 {
-	struct jt_tnode *n = jt_treap_mut(&as->cow, page);
+	struct jt_tnode *n = jt_treap_mut(&as->cow, cp->page);
 	struct cnode *c;
 
 	if (n) {
-		CNODE(n)->c.time = now;
+		CNODE(n)->c = *cp;
 		return 0;
 	}
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->c = (struct jt_cowpage){ page, now };
-	c->t.key = page;
+	c->c = *cp;
+	c->t.key = cp->page;
 	jt_treap_insert(&as->cow, &c->t);
 	return 0;
 }

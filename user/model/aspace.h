@@ -40,16 +40,21 @@ struct jt_region {
 	const char *path; /* interned; NULL when not file-backed */
 	uint64_t born_ns;
 	uint64_t pages_ns; /* its pages since: born, or what mremap moved */
-	uint32_t prot;	 /* PROT_* */
-	uint32_t mflags; /* MAP_* as requested; 0 for snapshot regions */
+	uint32_t prot;	   /* PROT_* */
+	uint32_t mflags;   /* MAP_* as requested; 0 for snapshot regions */
 	uint16_t kind;
 	uint16_t origin; /* JT_EV_* that made the region */
 };
 
-/* A page this mm made private by copy-on-write, and when. */
+/* A page this mm made private by copy-on-write: when, how, by whom. */
 struct jt_cowpage {
 	uint64_t page;
 	uint64_t time;
+	uint64_t ip;   /* the writing instruction; 0: not recorded */
+	uint32_t tid;  /* the writing thread */
+	uint16_t kind; /* enum jt_cow_kind, as the model decided it */
+	/* Why: a copy shared with a fork relative was written, not a file's. */
+	uint16_t fork_shared;
 };
 
 struct jt_aspace {
@@ -110,8 +115,8 @@ const struct jt_region *jt_aspace_nth(const struct jt_aspace *as, size_t i);
 const struct jt_region *jt_aspace_from(const struct jt_aspace *as,
 				       uint64_t addr);
 size_t jt_aspace_count(const struct jt_aspace *as);
-/* Page became private at time now (copy-on-write). */
-int jt_aspace_cow(struct jt_aspace *as, uint64_t page, uint64_t now);
+/* c->page became private at c->time (copy-on-write). */
+int jt_aspace_cow(struct jt_aspace *as, const struct jt_cowpage *c);
 const struct jt_cowpage *jt_aspace_cowpage(const struct jt_aspace *as,
 					   uint64_t page);
 /* The first private page at or after addr, to walk a range in order. */

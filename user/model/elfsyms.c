@@ -15,41 +15,77 @@ static int cmp_sym(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int add_sym(struct jt_elffile *f, size_t *cap, uint64_t start,
-		   uint64_t size, const char *name, struct jt_strtab *strs)
+struct symvec {
+	struct jt_elfsym *v;
+	size_t n;
+	size_t cap;
+};
+
+static int add_sym(struct symvec *sv, const GElf_Sym *sym, const char *name,
+		   struct jt_strtab *strs)
 {
-	if (jt_reserve(&f->syms, cap, f->nsyms + 1, sizeof(*f->syms)))
+	struct jt_elfsym *e;
+
+	if (jt_reserve(&sv->v, &sv->cap, sv->n + 1, sizeof(*sv->v)))
 		return -1;
-	f->syms[f->nsyms].start = start;
-	f->syms[f->nsyms].end = start + size;
-	f->syms[f->nsyms].name = jt_intern(strs, name, strlen(name));
-	f->nsyms++;
-	return 0;
+	e = &sv->v[sv->n++];
+	e->start = sym->st_value;
+	e->end = sym->st_value + (sym->st_size ? sym->st_size : 1);
+	e->name = jt_intern(strs, name, strlen(name));
+	return e->name ? 0 : -1;
 }
 
 static void read_symtab(struct jt_elffile *f, Elf *e, Elf_Scn *scn,
 			GElf_Shdr *sh, struct jt_strtab *strs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0,
-		  cap = 0;
+	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	struct symvec fn = {}, obj = {};
 	GElf_Sym sym;
 
 	for (i = 0; data && i < n; i++) {
+		int type;
 		const char *name;
 
 		if (!gelf_getsym(data, i, &sym) || !sym.st_value ||
-		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		/* A sizeless object is a linker label (_DYNAMIC), no data. */
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    (type != STT_OBJECT || !sym.st_size))
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (name && *name &&
-		    add_sym(f, &cap, sym.st_value,
-			    sym.st_size ? sym.st_size : 1, name, strs))
+		    add_sym(type == STT_OBJECT ? &obj : &fn, &sym, name, strs))
 			break;
 	}
+	f->syms = fn.v;
+	f->nsyms = fn.n;
+	f->objs = obj.v;
+	f->nobjs = obj.n;
 	if (f->nsyms)
 		qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
+	jt_elf_index_objects(f);
+}
+
+int jt_elf_index_objects(struct jt_elffile *f)
+{
+	size_t i;
+
+	if (!f->nobjs)
+		return 0;
+	qsort(f->objs, f->nobjs, sizeof(*f->objs), cmp_sym);
+	f->objs_reach = malloc(f->nobjs * sizeof(*f->objs_reach));
+	if (!f->objs_reach) {
+		f->nobjs = 0;
+		return -1;
+	}
+	for (i = 0; i < f->nobjs; i++)
+		f->objs_reach[i] = i && f->objs_reach[i - 1] > f->objs[i].end ?
+					   f->objs_reach[i - 1] :
+					   f->objs[i].end;
+	return 0;
 }
 
 static size_t note_build_id(Elf_Scn *scn, unsigned char id[20])
@@ -121,7 +157,7 @@ static void read_segments(struct jt_elffile *f, Elf *e)
 		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
 			f->segs[f->nsegs++] =
 				(struct jt_elfseg){ ph.p_offset, ph.p_filesz,
-						    ph.p_vaddr };
+						    ph.p_vaddr, ph.p_flags };
 }
 
 static void load(struct jt_elffile *f, struct jt_strtab *strs)
@@ -200,11 +236,56 @@ const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off)
 	return NULL;
 }
 
+#define PAGE_DOWN(x) ((x) & ~4095ULL)
+#define PAGE_UP(x) (((x) + 4095) & ~4095ULL)
+
+int jt_elf_page_vaddr(const struct jt_elffile *f, uint64_t off, uint64_t *vaddr)
+{
+	const struct jt_elfseg *best = NULL;
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		const struct jt_elfseg *s = &f->segs[i];
+
+		if (off < PAGE_DOWN(s->offset) ||
+		    off >= PAGE_UP(s->offset + s->filesz))
+			continue;
+		if (!best || ((s->flags & PF_W) && !(best->flags & PF_W)))
+			best = s;
+	}
+	if (!best)
+		return -1;
+	*vaddr = off - best->offset + best->vaddr;
+	return 0;
+}
+
+size_t jt_elf_objects(const struct jt_elffile *f, uint64_t start,
+		      uint64_t end, const struct jt_elfsym **first)
+{
+	size_t lo = 0, hi = f->nobjs, n = 0;
+
+	/* The reach only grows: the first object whose reach passes start. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->objs_reach[mid] > start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	while (lo + n < f->nobjs && f->objs[lo + n].start < end)
+		n++;
+	*first = f->objs + lo;
+	return n;
+}
+
 void jt_elfcache_free(struct jt_elfcache *c)
 {
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
+		free(c->files[i]->objs);
+		free(c->files[i]->objs_reach);
 		free(c->files[i]->syms);
 		free(c->files[i]->segs);
 		free(c->files[i]);

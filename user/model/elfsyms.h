@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Function symbols of ELF files (.symtab, else .dynsym) by file offset,
- * with libelf. Each file is opened once and cached for the whole run.
+ * Function and data symbols of ELF files (.symtab, else .dynsym) by file
+ * offset, with libelf. Each file is opened once and cached for the whole
+ * run.
  */
 #ifndef JT_ELFSYMS_H
 #define JT_ELFSYMS_H
@@ -21,13 +22,17 @@ struct jt_elfseg {
 	uint64_t offset;
 	uint64_t filesz;
 	uint64_t vaddr;
+	uint32_t flags; /* PF_* */
 };
 
 struct jt_elffile {
-	const char *path; /* interned: the cache key */
-	int ok;		  /* 0: could not be read; no symbols */
-	struct jt_elfsym *syms;
+	const char *path;	/* interned: the cache key */
+	int ok;			/* 0: could not be read; no symbols */
+	struct jt_elfsym *syms; /* functions, by start */
 	size_t nsyms;
+	struct jt_elfsym *objs; /* data objects (.data, .bss...), by start */
+	size_t nobjs;
+	uint64_t *objs_reach; /* the furthest end of objs[0..i]: nested ones */
 	struct jt_elfseg *segs;
 	size_t nsegs;
 	unsigned char build_id[20];
@@ -47,6 +52,22 @@ struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path);
 size_t jt_elf_build_id(int fd, unsigned char id[20]);
 /* The function holding file offset off, or NULL. */
 const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off);
+/*
+ * The ELF address of the file page at off as a data mapping would map
+ * it (the writable segment first: a page can hold the end of one
+ * segment and the start of the next); 0, or -1 when no segment has it.
+ */
+int jt_elf_page_vaddr(const struct jt_elffile *f, uint64_t off,
+		      uint64_t *vaddr);
+/* Sort f's objects and index them for jt_elf_objects; -1 without memory. */
+int jt_elf_index_objects(struct jt_elffile *f);
+/*
+ * Data objects overlapping ELF addresses [start, end): they lie in
+ * (*first)[0..count), where some may not overlap (an object nested in
+ * an earlier, longer one ends first): check each one's end.
+ */
+size_t jt_elf_objects(const struct jt_elffile *f, uint64_t start, uint64_t end,
+		      const struct jt_elfsym **first);
 void jt_elfcache_free(struct jt_elfcache *c);
 
 #endif

@@ -496,7 +496,7 @@ static uint32_t min_size(uint16_t type)
 	case JT_EV_MAPWRITE:
 		return sizeof(struct jt_write_event);
 	case JT_EV_COW:
-		return sizeof(struct jt_cow_event);
+		return offsetof(struct jt_cow_event, ip); /* version 3 */
 	}
 	return 0;
 }
@@ -533,7 +533,12 @@ static bool raw_is_cow(const struct jt_region *r, uint64_t error_code)
 static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 {
 	struct jt_proc *p = jt_model_find(m, ev->h.pid);
+	const struct jt_cowpage *old;
 	const struct jt_region *r;
+	struct jt_cowpage c = { .page = ev->page,
+				.time = ev->h.time,
+				.tid = ev->h.tid,
+				.kind = ev->kind };
 
 	if (!p || !p->as)
 		return;
@@ -551,8 +556,19 @@ static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 		m->stats.cow_raw++;
 		if (!raw_is_cow(r, ev->error_code))
 			return;
+		c.kind = r->kind == JT_RK_FILE && !(ev->error_code & 1) ?
+				 JT_COW_FILE_FIRST :
+			 r->kind == JT_RK_FILE ? JT_COW_FILE_WP :
+						 JT_COW_ANON_WP;
 	}
-	check(m, jt_aspace_cow(p->as, ev->page, ev->h.time));
+	/* A version 3 recording's COW event ends before its ip. */
+	if (ev->h.size >= sizeof(*ev))
+		c.ip = ev->ip;
+	/* The kernel sees a write-protected page; the model knows whose. */
+	old = jt_aspace_cowpage(p->as, ev->page);
+	c.fork_shared = r->kind != JT_RK_FILE ||
+			(old && old->time <= jt_aspace_fork_ns(p->as, r));
+	check(m, jt_aspace_cow(p->as, &c));
 }
 
 /*

@@ -102,10 +102,21 @@ static bool changed(struct jt_syms *y, const struct jt_elffile *f,
 	return true;
 }
 
+/* The ELF file behind g, when it is still the one that was mapped. */
+static struct jt_elffile *elf_of(struct jt_syms *y, const struct jt_region *g,
+				 const char *path, bool *stale)
+{
+	struct jt_elffile *f = jt_elf_get(&y->elf, path);
+
+	*stale = f && f->ok && changed(y, f, g);
+	return f && f->ok && !*stale ? f : NULL;
+}
+
 static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 			  uint64_t ip, struct jt_symres *r)
 {
 	struct jt_elffile *f;
+	bool stale;
 
 	r->region_start = g->start;
 	r->region_end = g->end;
@@ -126,15 +137,29 @@ static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 	r->offset = g->pgoff + (ip - g->start);
 	r->dso = basename_of(r->path);
 	r->build_id = jt_stream_buildid(y->s, g->dev, g->ino);
-	f = jt_elf_get(&y->elf, r->path);
-	if (f && f->ok && changed(y, f, g)) {
+	f = elf_of(y, g, r->path, &stale);
+	if (stale)
 		y->st.buildid_mismatch++;
-		return;
-	}
-	if (f && f->ok) {
+	if (f) {
 		r->source = JT_SRC_ELF;
 		r->sym = jt_elf_symbol(f, r->offset);
 	}
+}
+
+struct jt_elffile *jt_syms_elf(struct jt_syms *y, const struct jt_region *g,
+			       const char **path)
+{
+	bool stale;
+
+	*path = NULL;
+	if (g->kind != JT_RK_FILE || !g->path)
+		return NULL;
+	*path = jt_intern(&y->strs, g->path, strlen(g->path));
+	if (!*path) {
+		y->err = -ENOMEM;
+		return NULL;
+	}
+	return elf_of(y, g, *path, &stale);
 }
 
 static bool have_ksyms(struct jt_syms *y)
@@ -148,8 +173,8 @@ static bool have_ksyms(struct jt_syms *y)
 }
 
 /* What held ip in process pid at the moment the stream has reached. */
-static void resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
-		    uint64_t ip, bool kernel, struct jt_symres *r)
+void jt_syms_resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
+		     uint64_t ip, bool kernel, struct jt_symres *r)
 {
 	struct jt_proc *p;
 	const struct jt_region *g;
@@ -257,7 +282,8 @@ static int add_frames(struct jt_syms *y, struct jt_model *m,
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		resolve(y, m, smp->pid, ip, kernel, &r->frames[r->nframes++]);
+		jt_syms_resolve(y, m, smp->pid, ip, kernel,
+				&r->frames[r->nframes++]);
 	}
 	return 0;
 }
@@ -293,7 +319,8 @@ struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 		y->err = -ENOMEM;
 		return NULL;
 	}
-	resolve(y, m, smp.pid, smp.ip, jt_perf_kernel_ip(smp.misc), &n->res);
+	jt_syms_resolve(y, m, smp.pid, smp.ip, jt_perf_kernel_ip(smp.misc),
+			&n->res);
 	n->res.is_sample = 1;
 	y->st.samples++;
 	if (smp.nr_chain && !y->err)

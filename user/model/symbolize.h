@@ -79,6 +79,18 @@ void jt_syms_init(struct jt_syms *y, struct jt_stream *s);
 /* Name the sample in it with m at its time: NULL when it is none. */
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it);
+/*
+ * What held ip of process pid in m now: a sample's leaf, a copy-on-write
+ * fault's writer. r's strings live as long as y.
+ */
+void jt_syms_resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
+		     uint64_t ip, bool kernel, struct jt_symres *r);
+/*
+ * The ELF file a file region maps, when it is still the file that was
+ * mapped; NULL otherwise. *path: g's path interned in y (NULL: none).
+ */
+struct jt_elffile *jt_syms_elf(struct jt_syms *y, const struct jt_region *g,
+			       const char **path);
 /* m has just taken JIT record j: name the samples that waited for it. */
 void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 		 const struct jt_jit_item *j);

@@ -18,12 +18,16 @@
 #include "model/pipeline.h"
 #include "model/symbolize.h"
 #include "live/audit_live.h"
+#include "views/audit_cow.h"
 #include "views/view.h"
 
 static const char usage[] =
-	"usage: jittrace audit [-i FILE] [--json]\n"
+	"usage: jittrace audit [-i FILE] [--kind KINDS] [--json]\n"
 	"       jittrace audit -p PID [--addr ADDR]... [--json]\n"
 	"  -i, --input FILE  recording (default jittrace.data)\n"
+	"  -k, --kind KINDS  only these kinds of finding, comma-separated:\n"
+	"                    coalesced, cow, false-sharing-suspect,\n"
+	"                    jit-orphan, mmap2-overlap, perfmap-reuse\n"
 	"  -p, --pid PID     a running process instead of a recording\n"
 	"      --addr ADDR   with -p: is this address private or shared, why\n"
 	"      --json        a JSON array of findings\n";
@@ -38,20 +42,6 @@ struct finding {
 	size_t symbols;	  /* mmap2-overlap: its detail is made last, */
 	uint64_t time;	  /* from these and the samples counted */
 	uint64_t samples; /* after the replay */
-};
-
-#define MAX_PIDS 16
-
-/* One page of one file, as seen by data-address samples. */
-struct filepage {
-	uint64_t dev;
-	uint64_t ino;
-	uint64_t offset;
-	const char *path;
-	uint32_t pids[MAX_PIDS];
-	int npids;
-	uint64_t samples;
-	bool all_private;
 };
 
 /* Samples in executable anon memory no symbol source named. */
@@ -75,10 +65,11 @@ struct audit {
 	struct finding *f;
 	size_t n;
 	size_t cap;
-	struct jt_hash pages;	 /* (dev, ino, offset) -> struct filepage */
-	struct jt_hash orphans;	 /* (pid, start) -> struct orphan_region */
-	struct jt_hash overlaps; /* pid -> struct overlaps */
-	struct jt_hash nspids;	 /* pid -> struct nspid, where they differ */
+	struct audit_cow *cow;
+	const char *const *kinds; /* --kind: only these; NULL: all */
+	struct jt_hash orphans;	  /* (pid, start) -> struct orphan_region */
+	struct jt_hash overlaps;  /* pid -> struct overlaps */
+	struct jt_hash nspids;	  /* pid -> struct nspid, where they differ */
 	struct jt_strtab strs;
 };
 
@@ -86,6 +77,46 @@ struct nspid {
 	uint32_t pid;
 	uint32_t nspid;
 };
+
+/* Every kind of finding, in the order --help lists them. */
+static const char *const all_kinds[] = {
+	"coalesced",  "cow",	       "false-sharing-suspect",
+	"jit-orphan", "mmap2-overlap", "perfmap-reuse",
+	NULL,
+};
+
+static bool wanted(const char *const *kinds, const char *kind)
+{
+	for (; kinds && *kinds; kinds++)
+		if (!strcmp(*kinds, kind))
+			return true;
+	return !kinds;
+}
+
+/* "cow,jit-orphan" into the known kinds it names; -1 on one unknown. */
+static int parse_kinds(const char *arg, const char **out,
+		       const char *const **kinds)
+{
+	size_t n = 0, k, len;
+	const char *p = arg;
+
+	while (*p) {
+		len = strcspn(p, ",");
+		for (k = 0; all_kinds[k]; k++)
+			if (strlen(all_kinds[k]) == len &&
+			    !strncmp(all_kinds[k], p, len))
+				break;
+		if (!all_kinds[k])
+			return -1;
+		out[n++] = all_kinds[k];
+		p += len + (p[len] == ',');
+		if (n == sizeof(all_kinds) / sizeof(*all_kinds) - 1)
+			break;
+	}
+	out[n] = NULL;
+	*kinds = out;
+	return n ? 0 : -1;
+}
 
 /* detail: an open writer holding the finding's detail object, or NULL. */
 static struct finding *add(struct audit *a, const char *kind, uint32_t pid,
@@ -95,7 +126,8 @@ static struct finding *add(struct audit *a, const char *kind, uint32_t pid,
 	struct finding *f;
 	char *d = detail ? jt_json_mem_close(detail) : NULL;
 
-	if (jt_reserve(&a->f, &a->cap, a->n + 1, sizeof(*a->f))) {
+	if (!wanted(a->kinds, kind) ||
+	    jt_reserve(&a->f, &a->cap, a->n + 1, sizeof(*a->f))) {
 		free(d);
 		return NULL;
 	}
@@ -108,6 +140,13 @@ static struct finding *add(struct audit *a, const char *kind, uint32_t pid,
 	f->text = strdup(text);
 	f->detail = d;
 	return f;
+}
+
+static void add_finding(void *ctx, const char *kind, uint32_t pid,
+			uint64_t start, uint64_t end, const char *text,
+			struct jt_json_mem *detail)
+{
+	add(ctx, kind, pid, start, end, text, detail);
 }
 
 /* Opens a finding's detail object; NULL without memory. */
@@ -275,61 +314,6 @@ static void note_orphan(struct audit *a, uint32_t pid,
 		free(o);
 }
 
-static bool page_eq(const void *val, const void *key)
-{
-	const struct filepage *a = val, *b = key;
-
-	return a->dev == b->dev && a->ino == b->ino && a->offset == b->offset;
-}
-
-static struct filepage *file_page(struct audit *a, const struct jt_region *r,
-				  uint64_t offset)
-{
-	struct filepage k = { .dev = r->dev,
-			      .ino = r->ino,
-			      .offset = offset,
-			      .all_private = true };
-	uint64_t h =
-		jt_hash_u64(r->dev ^ jt_hash_u64(r->ino ^ jt_hash_u64(offset)));
-	struct filepage *p = jt_hash_find(&a->pages, h, page_eq, &k);
-
-	if (p)
-		return p;
-	/* The model's strings go with the process: keep the path. */
-	k.path = jt_intern(&a->strs, r->path, strlen(r->path));
-	p = malloc(sizeof(*p));
-	if (!p || !k.path || jt_hash_add(&a->pages, h, p)) {
-		free(p);
-		return NULL;
-	}
-	*p = k;
-	return p;
-}
-
-/* Data samples in private file mappings, keyed as a c2c tool keys them. */
-static void data_sample(struct audit *a, struct jt_model *m,
-			const struct jt_sample *smp)
-{
-	struct jt_proc *p = jt_model_find(m, smp->pid);
-	const struct jt_region *r;
-	struct filepage *fp;
-	int i;
-
-	if (!p || !p->as || !(r = jt_aspace_find(p->as, smp->addr)) ||
-	    r->kind != JT_RK_FILE || jt_region_shared(r))
-		return;
-	fp = file_page(a, r, (r->pgoff + smp->addr - r->start) & JT_PAGE_MASK);
-	if (!fp)
-		return;
-	fp->samples++;
-	fp->all_private &=
-		jt_aspace_sharing(p->as, smp->addr) == JT_SHARE_PRIVATE;
-	for (i = 0; i < fp->npids && fp->pids[i] != smp->pid; i++)
-		;
-	if (i == fp->npids && fp->npids < MAX_PIDS)
-		fp->pids[fp->npids++] = smp->pid;
-}
-
 static void sample(struct audit *a, struct jt_model *m,
 		   const struct jt_item *it, const struct jt_symres *y)
 {
@@ -340,7 +324,7 @@ static void sample(struct audit *a, struct jt_model *m,
 		return;
 	count_overlapped(a, &smp, y);
 	if (a->s->sample_type & PERF_SAMPLE_ADDR)
-		data_sample(a, m, &smp);
+		audit_cow_sample(a->cow, m, &smp);
 	if (y->sym || y->kernel || y->source != JT_SRC_ANON || y->path)
 		return;
 	r = jt_model_lookup(m, smp.pid, smp.ip);
@@ -393,6 +377,9 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 					      ((const struct jt_fork_event *)bh)
 						      ->child_pid));
 
+	if (it->kind == JT_IT_BPF && it->len >= sizeof(*bh) &&
+	    bh->type == JT_EV_COW)
+		audit_cow_fault(a->cow, m, it->data);
 	if (it->kind == JT_IT_JIT)
 		jit_item(a, m, it->data);
 	else if (it->kind == JT_IT_PERF && h->type == PERF_RECORD_MMAP2)
@@ -456,38 +443,6 @@ static void coalesced(struct audit *a, const struct jt_proc *p)
 	}
 }
 
-/* Pages each file mapping made private, per process. */
-static void cow(struct audit *a, const struct jt_proc *p)
-{
-	const struct jt_aspace *as = p->as;
-	struct jt_json_mem d;
-	struct jt_json *w;
-	const struct jt_region *r;
-	char text[512];
-
-	for (r = as ? jt_aspace_first(as) : NULL; r;
-	     r = jt_aspace_next(as, r)) {
-		const struct jt_cowpage *c = jt_aspace_cow_from(as, r->start);
-		uint64_t n = 0, first = 0;
-
-		for (; c && c->page < r->end;
-		     c = jt_aspace_cow_from(as, c->page + 1))
-			if (!n++ || c->time < first)
-				first = c->time;
-		if (!n)
-			continue;
-		snprintf(text, sizeof(text), "%" PRIu64 " pages of %s private",
-			 n, jt_region_name(r));
-		if ((w = detail(&d))) {
-			jt_json_u64_field(w, "pages", n);
-			jt_json_str_field(w, "backing", jt_region_name(r));
-			jt_json_u64_field(w, "first_ns", first);
-			jt_json_end(w);
-		}
-		add(a, "cow", p->pid, r->start, r->end, text, &d);
-	}
-}
-
 /*
  * mmap2-overlap: the JIT-named samples in each range, which a tool that
  * trusts the record would lose; the detail object is made here.
@@ -533,42 +488,18 @@ static void orphans(struct audit *a)
 	}
 }
 
-static void false_sharing(struct audit *a, const struct filepage *fp)
-{
-	struct jt_json_mem d;
-	struct jt_json *w;
-	char text[512];
-	int k;
-
-	snprintf(text, sizeof(text),
-		 "%s+0x%" PRIx64 ": %d processes, each on its own private copy",
-		 fp->path, fp->offset, fp->npids);
-	if ((w = detail(&d))) {
-		jt_json_str_field(w, "path", fp->path);
-		jt_json_hex_field(w, "offset", fp->offset);
-		jt_json_name(w, "pids");
-		jt_json_array(w);
-		for (k = 0; k < fp->npids; k++)
-			jt_json_u64(w, fp->pids[k]);
-		jt_json_end(w);
-		jt_json_u64_field(w, "samples", fp->samples);
-		jt_json_end(w);
-	}
-	add(a, "false-sharing-suspect", fp->pids[0], fp->offset,
-	    fp->offset + JT_PAGE_SIZE, text, &d);
-}
-
 /* A process's last state: what its regions and pages ended as. */
 static void exited(void *ctx, struct jt_model *m, struct jt_proc *p)
 {
-	coalesced(ctx, p);
-	cow(ctx, p);
+	struct audit *a = ctx;
+
+	coalesced(a, p);
+	audit_cow_proc(a->cow, p);
 }
 
 static void finish(struct audit *a, struct jt_model *m)
 {
 	struct jt_proc *p;
-	size_t i;
 
 	overlap_details(a);
 	/* The dead were seen as they exited. */
@@ -576,13 +507,7 @@ static void finish(struct audit *a, struct jt_model *m)
 		if (!p->dead_ns)
 			exited(a, m, p);
 	orphans(a);
-	jt_hash_for_each(&a->pages, i)
-	{
-		const struct filepage *fp = a->pages.e[i].val;
-
-		if (fp->npids >= 2 && fp->all_private)
-			false_sharing(a, fp);
-	}
+	audit_cow_lines(a->cow);
 }
 
 static void free_audit(struct audit *a)
@@ -594,8 +519,7 @@ static void free_audit(struct audit *a)
 		free(a->f[i].text);
 	}
 	free(a->f);
-	jt_hash_for_each(&a->pages, i) free(a->pages.e[i].val);
-	jt_hash_free(&a->pages);
+	audit_cow_free(a->cow);
 	jt_hash_for_each(&a->orphans, i) free(a->orphans.e[i].val);
 	jt_hash_free(&a->orphans);
 	jt_hash_for_each(&a->overlaps, i)
@@ -647,7 +571,7 @@ static void print_json(const struct audit *a)
 	jt_json_end(&j);
 }
 
-static void print(const struct audit *a, bool json)
+static void print(struct audit *a, bool json)
 {
 	const char *kind = NULL;
 	size_t i, n;
@@ -666,6 +590,12 @@ static void print(const struct audit *a, bool json)
 				;
 			printf("%s== %s: %zu finding%s\n", i ? "\n" : "", kind,
 			       n - i, n - i == 1 ? "" : "s");
+			/* Private pages read best by file and page. */
+			if (!strcmp(kind, "cow")) {
+				audit_cow_print(a->cow, stdout);
+				i = n - 1;
+				continue;
+			}
 		}
 		char pid[32];
 
@@ -689,10 +619,12 @@ int cmd_audit(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "addr", required_argument, NULL, 'a' },
+		{ "kind", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *in = "jittrace.data";
+	const char *kinds[sizeof(all_kinds) / sizeof(*all_kinds)];
 	uint64_t addrs[64];
 	int naddrs = 0;
 	pid_t pid = 0;
@@ -706,7 +638,7 @@ int cmd_audit(int argc, char **argv)
 	bool json = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:k:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			in = optarg;
@@ -726,6 +658,10 @@ int cmd_audit(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'k':
+			if (parse_kinds(optarg, kinds, &a.kinds))
+				return jt_usage_error(usage, "bad --kind");
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -737,11 +673,19 @@ int cmd_audit(int argc, char **argv)
 		return jt_usage_error(usage, "unexpected argument");
 	if (naddrs && !pid)
 		return jt_usage_error(usage, "--addr needs -p");
+	if (a.kinds && pid)
+		return jt_usage_error(usage, "--kind is for recordings");
 	if (pid)
 		return jt_audit_live(pid, addrs, naddrs, json);
 	if (jt_view_open(&s, in))
 		return 1;
 	a.s = &s;
+	/* The writers of copied pages are named by the pipeline's namer. */
+	a.cow = audit_cow_new(&p.syms, add_finding, &a);
+	if (!a.cow) {
+		jt_stream_free(&s);
+		return 1;
+	}
 	err = jt_view_run(&p, &s, in, &ops);
 	if (!err) {
 		finish(&a, &p.m);

@@ -9,6 +9,7 @@
 #include "lib/json.h"
 #include "lib/perf_rec.h"
 #include "lib/hash.h"
+#include "model/datasym.h"
 #include "model/pipeline.h"
 #include "views/view.h"
 
@@ -17,21 +18,23 @@ static const char usage[] =
 	"[--comm NAME] [--json]\n"
 	"  -i, --input FILE  recording (default jittrace.data)\n"
 	"  -s, --sort KEYS   group by these, comma-separated, from\n"
-	"                    comm,pid,dso,sym (default: all four)\n"
+	"                    comm,pid,dso,sym (default: all four); with\n"
+	"                    --data also dsym, the data symbol (default: all)\n"
 	"      --pid PID     only this process\n"
 	"      --comm NAME   only processes with this command name\n"
-	"      --data        data addresses (record -d) by process, region\n"
-	"                    and sharing class instead of code\n"
+	"      --data        data addresses (record -d) by process, region,\n"
+	"                    data symbol and sharing class instead of code\n"
 	"      --json        a JSON array, one object per row\n";
 
-enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8 };
+enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8, K_DSYM = 16 };
 
 struct row {
 	const char *comm; /* interned in the stream's string table */
 	uint32_t pid;
 	uint32_t nspid; /* in its PID namespace, where that differs */
 	const char *dso;
-	const char *sym; /* the symbol, or what names the place */
+	const char *sym;  /* the symbol, or what names the place */
+	const char *dsym; /* --data: "object+0x8" of an ELF object; "-" */
 	uint8_t source;
 	uint64_t samples;
 	uint64_t retro;
@@ -44,6 +47,7 @@ struct report {
 	int json;
 	int data; /* rows are data regions; source holds enum jt_sharing */
 	struct jt_stream *s;
+	struct jt_syms *syms; /* the pipeline's: its ELF files */
 	struct jt_strtab strs;
 	struct jt_hash groups; /* of struct row */
 	struct row **rows;     /* the groups, most samples first */
@@ -66,6 +70,8 @@ static int parse_keys(const char *arg, unsigned int *keys)
 			*keys |= K_DSO;
 		else if (!strcmp(tok, "sym"))
 			*keys |= K_SYM;
+		else if (!strcmp(tok, "dsym"))
+			*keys |= K_DSYM;
 		else {
 			free(copy);
 			return -1;
@@ -91,7 +97,7 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 	int c;
 
 	*in = "jittrace.data";
-	r->keys = K_COMM | K_PID | K_DSO | K_SYM;
+	r->keys = 0;
 	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -122,7 +128,14 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 			return jt_usage_error(usage, NULL);
 		}
 	}
-	return optind < argc ? jt_usage_error(usage, "unexpected argument") : 0;
+	if (optind < argc)
+		return jt_usage_error(usage, "unexpected argument");
+	if ((r->keys & K_DSYM) && !r->data)
+		return jt_usage_error(usage, "--sort dsym needs --data");
+	if (!r->keys)
+		r->keys =
+			K_COMM | K_PID | K_DSO | K_SYM | (r->data ? K_DSYM : 0);
+	return 0;
 }
 
 /*
@@ -135,6 +148,7 @@ static uint64_t row_hash(const struct row *k)
 
 	h ^= ((uintptr_t)k->dso + k->pid) * 0xc2b2ae3d27d4eb4fULL;
 	h ^= (uintptr_t)k->sym * 0x165667b19e3779f9ULL;
+	h ^= ((uintptr_t)k->dsym + k->source) * 0x27d4eb2f165667c5ULL;
 	return jt_hash_u64(h);
 }
 
@@ -143,7 +157,7 @@ static bool row_eq(const void *val, const void *key)
 	const struct row *a = val, *b = key;
 
 	return a->comm == b->comm && a->pid == b->pid && a->dso == b->dso &&
-	       a->sym == b->sym;
+	       a->sym == b->sym && a->dsym == b->dsym && a->source == b->source;
 }
 
 static int add(struct report *r, struct row *k)
@@ -160,6 +174,8 @@ static int add(struct report *r, struct row *k)
 		k->dso = "-";
 	if (!(r->keys & K_SYM))
 		k->sym = "-";
+	if (!(r->keys & K_DSYM))
+		k->dsym = "-";
 	h = row_hash(k);
 	w = jt_hash_find(&r->groups, h, row_eq, k);
 	if (w) {
@@ -182,7 +198,8 @@ static void data_row(struct report *r, struct jt_model *m, struct jt_proc *p,
 {
 	const struct jt_region *g =
 		p && p->as ? jt_aspace_find(p->as, smp->addr) : NULL;
-	char range[64];
+	struct jt_datasym d;
+	char range[64], name[512];
 
 	if (!(r->s->sample_type & PERF_SAMPLE_ADDR))
 		return;
@@ -191,6 +208,12 @@ static void data_row(struct report *r, struct jt_model *m, struct jt_proc *p,
 	snprintf(range, sizeof(range), "%" PRIx64 "-%" PRIx64, g ? g->start : 0,
 		 g ? g->end : 0);
 	k->sym = jt_intern(&r->strs, range, strlen(range));
+	k->dsym = "-";
+	/* perf mem's symbol_daddr: the object and the offset into it. */
+	if (g && jt_datasym_at(r->syms, g, smp->addr, &d)) {
+		jt_datasym_name(&d, name, sizeof(name));
+		k->dsym = jt_intern(&r->strs, name, strlen(name));
+	}
 	k->source = p && p->as ? jt_aspace_sharing(p->as, smp->addr) :
 				 JT_SHARE_NONE;
 	k->samples = 1;
@@ -247,7 +270,9 @@ static int cmp_count(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if ((c = strcmp(x->dso, y->dso)))
 		return c;
-	return strcmp(x->sym, y->sym);
+	if ((c = strcmp(x->sym, y->sym)))
+		return c;
+	return strcmp(x->dsym ? x->dsym : "", y->dsym ? y->dsym : "");
 }
 
 /* The groups, most samples first. */
@@ -283,6 +308,10 @@ static void json_row(struct jt_json *j, const struct report *r,
 	jt_json_str_field(j, r->data ? "region" : "sym",
 			  r->keys & K_SYM ? w->sym : NULL);
 	if (r->data) {
+		jt_json_str_field(j, "dsym",
+				  r->keys & K_DSYM && strcmp(w->dsym, "-") ?
+					  w->dsym :
+					  NULL);
 		jt_json_str_field(j, "sharing", jt_sharing_name(w->source));
 	} else {
 		jt_json_str_field(j, "source", jt_source_name(w->source));
@@ -315,9 +344,10 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	jt_print_probes(stdout, s);
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
-	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s\n", "Overhead", "Samples",
+	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s%s\n", "Overhead", "Samples",
 	       "Command", "Pid", r->data ? "Backing" : "Shared Object",
-	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol");
+	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol",
+	       r->data ? "  Data Symbol" : "");
 	for (i = 0; i < r->n; i++) {
 		const struct row *w = r->rows[i];
 		char pid[32] = "0";
@@ -327,14 +357,16 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
 		else if (r->keys & K_PID)
 			snprintf(pid, sizeof(pid), "%u", w->pid);
-		printf("  %7.2f%% %9" PRIu64 "  %-16s %7s  %-24s %-8s %s%s\n",
+		printf("  %7.2f%% %9" PRIu64
+		       "  %-16s %7s  %-24s %-8s %s%s%s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
 		       r->keys & K_COMM ? w->comm : "-", pid,
 		       r->keys & K_DSO ? w->dso : "-",
 		       r->data ? jt_sharing_name(w->source) :
 				 jt_source_name(w->source),
 		       r->keys & K_SYM ? w->sym : "-",
-		       w->retro ? " (retro)" : "");
+		       w->retro ? " (retro)" : "", r->data ? "  " : "",
+		       r->data ? w->dsym : "");
 	}
 	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
 	       " retro (named by a code-load record written after them)\n",
@@ -415,6 +447,7 @@ int cmd_report(int argc, char **argv)
 	if (jt_view_open(&s, in))
 		return 1;
 	r.s = &s;
+	r.syms = &p.syms; /* set up by the run, used only during it */
 	err = jt_view_run(&p, &s, in, &ops);
 	if (!err && group(&r))
 		err = 1;

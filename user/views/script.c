@@ -74,13 +74,10 @@ static void map_event(const struct jt_map_event *ev)
 
 static void cow_text(const struct jt_cow_event *w)
 {
-	static const char *const kinds[] = { "?", "file-first-write",
-					     "file-write-protect",
-					     "anon-write-protect", "raw" };
-
 	printf(" page=%llx %s error_code=%llx", (unsigned long long)w->page,
-	       kinds[w->kind < 5 ? w->kind : 0],
-	       (unsigned long long)w->error_code);
+	       jt_cow_kind_name(w->kind), (unsigned long long)w->error_code);
+	if (w->h.size >= sizeof(*w)) /* version 3 ends before it */
+		printf(" ip=%llx", (unsigned long long)w->ip);
 	if (w->flags & JT_MF_EXEC_LOAD)
 		printf(" (execve)");
 }

@@ -64,14 +64,12 @@ static void exec_event(struct jt_json *j, const struct jt_exec_event *e)
 
 static void cow_event(struct jt_json *j, const struct jt_cow_event *w)
 {
-	static const char *const kinds[] = { "?", "file-first-write",
-					     "file-write-protect",
-					     "anon-write-protect", "raw" };
-
 	jt_json_hex_field(j, "page", w->page);
-	jt_json_str_field(j, "kind", kinds[w->kind < 5 ? w->kind : 0]);
+	jt_json_str_field(j, "kind", jt_cow_kind_name(w->kind));
 	jt_json_u64_field(j, "error_code", w->error_code);
 	jt_json_u64_field(j, "flags", w->flags);
+	if (w->h.size >= sizeof(*w)) /* version 3 ends before it */
+		jt_json_hex_field(j, "ip", w->ip);
 }
 
 void jt_script_json_bpf(struct script_ctx *c, const struct jt_item *it)

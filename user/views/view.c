@@ -40,6 +40,15 @@ const char *jt_event_name(uint16_t type)
 	return type < JT_EV_MAX && names[type] ? names[type] : "unknown";
 }
 
+const char *jt_cow_kind_name(uint32_t kind)
+{
+	static const char *const kinds[] = { "?", "file-first-write",
+					     "file-write-protect",
+					     "anon-write-protect", "raw" };
+
+	return kinds[kind < 5 ? kind : 0];
+}
+
 const char *jt_origin_name(uint16_t origin)
 {
 	return origin == JT_EV_VMA ? "exec" : jt_event_name(origin);

@@ -19,6 +19,8 @@ int jt_view_run(struct jt_pipe *p, struct jt_stream *s, const char *path,
 		const struct jt_pipe_ops *ops);
 const char *jt_origin_name(uint16_t origin);
 const char *jt_event_name(uint16_t type);
+/* enum jt_cow_kind as script and audit print it. */
+const char *jt_cow_kind_name(uint32_t kind);
 /* "# probes: mmap=fentry ...": how the recording's events were caught. */
 void jt_print_probes(FILE *f, const struct jt_stream *s);
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
