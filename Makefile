@@ -124,6 +124,7 @@ bench:
 	@sh scripts/install-deps.sh --test
 	@$(MAKE) --no-print-directory all
 	@sh tests/bench/bench.sh $(OUT)
+	@python3 tests/bench/bench_capture.py $(OUT)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
 	@python3 tests/bench/bench_model.py $(OUT)
 	@sh tests/bench/record_memory.sh $(OUT) $(RECORD_MEMORY_SECS) 30

@@ -114,15 +114,18 @@ static __always_inline void jt_count_lost(void)
  */
 #define JT_WAKE_BYTES (1 << 20)
 
+static __always_inline __u64 jt_wake_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= JT_WAKE_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
 /* 0, or the ring refused the record (and it is counted lost). */
 static __always_inline long jt_emit(void *rec, __u32 size)
 {
-	__u64 flags =
-		bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= JT_WAKE_BYTES ?
-			BPF_RB_FORCE_WAKEUP :
-			BPF_RB_NO_WAKEUP;
-
-	long err = bpf_ringbuf_output(&events, rec, size & 0xffff, flags);
+	long err = bpf_ringbuf_output(&events, rec, size & 0xffff,
+				      jt_wake_flags());
 
 	if (err)
 		jt_count_lost();
@@ -286,9 +289,12 @@ static long __attribute__((unused)) find_retry_cb(__u64 i, void *data)
 
 static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 {
-	struct find_retry f = { .addr = addr, .err = -EBUSY, .c = c };
+	struct find_retry f = { .addr = addr, .c = c };
 
-	bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
+	/* The lock is almost always free: the loop only when it is not. */
+	f.err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, c, 0);
+	if (f.err == -EBUSY)
+		bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
 	return f.err != -EBUSY;
 }
 

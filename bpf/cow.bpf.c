@@ -10,14 +10,6 @@
 #define PF_WRITE 0x2
 #define VM_SHARED 0x8
 
-/* exceptions:page_fault_user; its struct is named per kernel version. */
-struct fault_ctx {
-	struct trace_entry ent;
-	unsigned long address;
-	unsigned long ip;
-	unsigned long error_code;
-};
-
 static __always_inline __u32 classify(struct vma_ctx *c, __u64 ec)
 {
 	if (c->vma.flags & VM_SHARED)
@@ -28,18 +20,23 @@ static __always_inline __u32 classify(struct vma_ctx *c, __u64 ec)
 	return ec & PF_PROT ? JT_COW_ANON_WP : 0;
 }
 
-SEC("tracepoint/exceptions/page_fault_user")
-int jt_fault(struct fault_ctx *ctx)
+/*
+ * A raw tracepoint: no trace record is built for each fault, and it
+ * detaches without a synchronous RCU wait.
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(jt_fault, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
 {
 	struct jt_cow_event ev = {};
 	struct vma_ctx c = {};
-	__u64 ec = ctx->error_code;
+	__u64 ec = error_code;
 
 	if (!(ec & PF_WRITE) || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	ev.page = ctx->address & ~4095ULL;
+	ev.page = address & ~4095ULL;
 	ev.error_code = ec;
-	ev.ip = ctx->ip;
+	ev.ip = regs->ip;
 	/*
 	 * One try: interrupts are off here, so an irq_work still pending
 	 * from the last lookup cannot finish while we spin. A busy lookup

@@ -112,7 +112,6 @@ static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
  */
 static __always_inline int on_mmap_region(const struct kargs *k)
 {
-	struct pending_call *tp;
 	struct kcall *c;
 	__u64 vmf = k->a[3];
 
@@ -121,8 +120,9 @@ static __always_inline int on_mmap_region(const struct kargs *k)
 	if (!c)
 		return 0;
 	/* shmat maps through do_mmap: its own event describes it. */
-	tp = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), 0, 0);
-	if (tp && tp->type == JT_EV_SHMAT) {
+	if (BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(
+				  bpf_get_current_task_btf()),
+			  orig_ax) == NR_SHMAT) {
 		c->type = 0;
 		return 0;
 	}

@@ -1,90 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tracepoint tier for the mmap family: the arguments a process asked for
- * (sys_enter), the result and the kernel VMA that holds it (sys_exit,
- * bpf_find_vma). The exit side is where the kernel's merge is visible.
+ * Tracepoint tier for the mmap family: a program at each call's exit
+ * (syscalls:sys_exit_*), where the result and the kernel VMA that holds
+ * it (bpf_find_vma) are known and the kernel's merge is visible. The
+ * arguments are in the user registers the kernel saved at entry, which
+ * still hold them at exit: an entry program per call cost as much
+ * again, and a per-thread slot to carry the arguments across.
+ *
+ * Not raw_syscalls:sys_exit, though one program there would do: it runs
+ * for every syscall of every task on the machine, and a getppid loop in
+ * a process nobody traces went 22% slower; these run only for the calls
+ * they are named for.
  */
 #include "map_event.bpf.h"
 
-static __always_inline int on_enter(struct trace_event_raw_sys_enter *ctx,
-				    __u32 type, int nargs)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pending_call *p;
+/* What one call asked for and what the kernel made of it. */
+struct call {
+	__u64 args[6];
+	struct vma_ctx first;
+	struct jt_vma last;
+	__u32 flags;
+};
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	p = bpf_task_storage_get(&pending, t, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!p) {
-		jt_count_lost();
-		return 0;
-	}
-	__builtin_memset(p->args, 0, sizeof(p->args));
-	p->type = type;
-	/* Constant ctx offsets only: the verifier rejects a moving ctx pointer.
-	 */
-	p->args[0] = ctx->args[0];
-	if (nargs > 1)
-		p->args[1] = ctx->args[1];
-	if (nargs > 2)
-		p->args[2] = ctx->args[2];
-	if (nargs > 3)
-		p->args[3] = ctx->args[3];
-	if (nargs > 4)
-		p->args[4] = ctx->args[4];
-	if (nargs > 5)
-		p->args[5] = ctx->args[5];
-	if (type == JT_EV_MPROTECT && nargs == 3)
-		p->args[3] = (__u64)-1; /* plain mprotect: no pkey */
-	if (type == JT_EV_BRK)
-		p->args[1] = BPF_CORE_READ(t, mm, start_brk);
-	return 0;
+static __always_inline void fill(struct jt_map_event *ev, const struct call *c,
+				 __u32 type, __s64 ret)
+{
+	__builtin_memset(ev, 0, sizeof(*ev));
+	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
+	jt_fill_hdr(&ev->h, type, sizeof(*ev));
+	ev->result = ret;
+	ev->vma = c->first.vma;
+	ev->vma_last = c->last;
+	ev->flags = c->flags;
 }
 
-static __always_inline int on_exit(struct trace_event_raw_sys_exit *ctx)
+/*
+ * A file's path is walked into the scratch buffer and copied out; the
+ * rest (anonymous memory, munmap) is built in the ring, with no copy.
+ */
+static __always_inline int emit_file(const struct call *c, __u32 type,
+				     __s64 ret)
 {
-	struct pending_call *p = bpf_task_storage_get(
-		&pending, bpf_get_current_task_btf(), 0, 0);
 	struct jt_scratch *s = jt_scratch();
 	struct jt_map_event *ev;
 
-	if (!p || !p->type)
+	if (!s) {
+		jt_count_lost();
 		return 0;
-	if (!s)
-		goto out;
+	}
 	ev = &s->map;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	__builtin_memcpy(ev->args, p->args, sizeof(ev->args));
-	jt_fill_hdr(&ev->h, p->type, 0);
-	ev->result = ctx->ret;
-	find_vmas(s, ev);
+	fill(ev, c, type, ret);
+	ev->path_len = jt_fill_file(s, ev, c->first.file);
 	ev->h.size = sizeof(*ev) + ev->path_len;
 	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
-out:
-	p->type = 0;
 	return 0;
 }
 
-#define JT_SYSCALL(name, type, nargs)                                          \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
-	int jt_enter_##name(struct trace_event_raw_sys_enter *ctx)             \
-	{                                                                      \
-		return on_enter(ctx, type, nargs);                             \
-	}                                                                      \
+static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
+{
+	struct pt_regs *r =
+		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct jt_map_event *ev;
+	struct pt_regs regs;
+	struct call c = {};
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), r))
+		return 0;
+	/* x86-64 passes syscall arguments in these; the rest stay 0. */
+	c.args[0] = regs.di;
+	if (nargs > 1)
+		c.args[1] = regs.si;
+	if (nargs > 2)
+		c.args[2] = regs.dx;
+	if (nargs > 3)
+		c.args[3] = regs.r10;
+	if (nargs > 4)
+		c.args[4] = regs.r8;
+	if (nargs > 5)
+		c.args[5] = regs.r9;
+	if (nr == NR_MPROTECT)
+		c.args[3] = (__u64)-1; /* plain mprotect: no pkey */
+	if (type == JT_EV_BRK)
+		c.args[1] = BPF_CORE_READ(bpf_get_current_task_btf(), mm,
+					  start_brk);
+	c.flags = result_vmas(type, c.args, ret, &c.first, &c.last);
+	if (c.first.file && type != JT_EV_BRK)
+		return emit_file(&c, type, ret);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		jt_count_lost();
+		return 0;
+	}
+	fill(ev, &c, type, ret);
+	bpf_ringbuf_submit(ev, jt_wake_flags());
+	return 0;
+}
+
+#define JT_SYSCALL(name, type, nr, nargs)                                      \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
 	int jt_exit_##name(struct trace_event_raw_sys_exit *ctx)               \
 	{                                                                      \
-		return on_exit(ctx);                                           \
+		return on_exit(ctx->ret, type, nr, nargs);                     \
 	}
 
-JT_SYSCALL(mmap, JT_EV_MMAP, 6)
-JT_SYSCALL(mprotect, JT_EV_MPROTECT, 3)
-JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, 4)
-JT_SYSCALL(munmap, JT_EV_MUNMAP, 2)
-JT_SYSCALL(mremap, JT_EV_MREMAP, 5)
-JT_SYSCALL(brk, JT_EV_BRK, 1)
-JT_SYSCALL(shmat, JT_EV_SHMAT, 3)
-JT_SYSCALL(shmdt, JT_EV_SHMDT, 1)
+JT_SYSCALL(mmap, JT_EV_MMAP, NR_MMAP, 6)
+JT_SYSCALL(mprotect, JT_EV_MPROTECT, NR_MPROTECT, 3)
+JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, NR_PKEY_MPROTECT, 4)
+JT_SYSCALL(munmap, JT_EV_MUNMAP, NR_MUNMAP, 2)
+JT_SYSCALL(mremap, JT_EV_MREMAP, NR_MREMAP, 5)
+JT_SYSCALL(brk, JT_EV_BRK, NR_BRK, 1)
+/* System V shm maps without mmap(2): no kernel tier, always here. */
+JT_SYSCALL(shmat, JT_EV_SHMAT, NR_SHMAT, 3)
+JT_SYSCALL(shmdt, JT_EV_SHMDT, NR_SHMDT, 1)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -6,17 +6,6 @@
  */
 #include "common.bpf.h"
 
-struct write_call {
-	struct file *file; /* NULL: not a perf-map write */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct write_call);
-} writes SEC(".maps");
-
 static __always_inline struct file *fd_file(struct task_struct *t, __u64 fd)
 {
 	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
@@ -45,44 +34,28 @@ static __always_inline bool is_perfmap(struct file *f)
 	       name[(len - 2) & 31] == 'a' && name[(len - 1) & 31] == 'p';
 }
 
-SEC("tracepoint/syscalls/sys_enter_write")
-int jt_enter_write(struct trace_event_raw_sys_enter *ctx)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct write_call *w;
-	struct file *f;
-
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	f = fd_file(t, ctx->args[0]);
-	if (!f || !is_perfmap(f))
-		return 0;
-	w = bpf_task_storage_get(&writes, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (w)
-		w->file = f;
-	return 0;
-}
-
+/*
+ * At the call's exit, with the descriptor still in the saved registers:
+ * one program, no per-thread slot from entry to exit.
+ */
 SEC("tracepoint/syscalls/sys_exit_write")
 int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 {
-	struct write_call *w =
-		bpf_task_storage_get(&writes, bpf_get_current_task_btf(), 0, 0);
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct jt_write_event ev = {};
+	struct file *f;
 
-	if (!w || !w->file)
+	if (ctx->ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (ctx->ret > 0) {
-		/* A local: CO-RE must relocate struct file, not ours. */
-		struct file *f = w->file;
-
-		jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));
-		ev.end = BPF_CORE_READ(f, f_pos);
-		ev.len = ctx->ret;
-		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
-		jt_emit(&ev, sizeof(ev));
-	}
-	w->file = NULL;
+	f = fd_file(t,
+		    BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(t), di));
+	if (!f || !is_perfmap(f))
+		return 0;
+	jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));
+	ev.end = BPF_CORE_READ(f, f_pos);
+	ev.len = ctx->ret;
+	ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	jt_emit(&ev, sizeof(ev));
 	return 0;
 }
 

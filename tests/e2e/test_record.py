@@ -430,3 +430,41 @@ def test_event_later_than_the_window_is_counted():
     assert pids == [1, 2, 4, 3], out
     assert ("# events later than the reorder window (500 ms) allows: 1, "
             "applied when they came") in out, out
+
+
+def _record_types(path):
+    """The type of each record of a recording, in file order."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = struct.unpack_from("<I", data, 12)[0]  # the preamble's size
+    while pos + 8 <= len(data):
+        rtype, size = struct.unpack_from("<II", data, pos)
+        if size < 8:
+            break
+        yield rtype
+        pos += (size + 7) & ~7
+
+
+def test_writes_in_tmp_do_not_wake_the_recorder():
+    # A logger appending 10,000 lines a second to a file in /tmp, and the
+    # recording itself written to /tmp (which once woke the recorder with
+    # its own writes, without end). Neither may wake it: it drains its
+    # sources on its tick, ten passes a second, each closed by a ROUND
+    # mark, plus the last one.
+    ROUND = 10
+    out = f"/tmp/jt-e2e-rounds-{os.getpid()}.data"
+    log = subprocess.Popen([*AS_USER, os.path.join(WL, "mmloop"), "tmplog", "4", "10000"],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        run([JT, "record", "-o", out, "--user", "nobody", "--", "sleep", "2"])
+        lines = int(log.communicate(timeout=30)[0].split()[1])
+        rounds = sum(1 for t in _record_types(out) if t == ROUND)
+    finally:
+        log.kill()
+        for f in (out, out + ".old"):
+            if os.path.exists(f):
+                os.unlink(f)
+    assert lines > 20000, lines
+    # 2 s of ticks is 20; a pass per write would be thousands.
+    assert 2 <= rounds <= 40, rounds

@@ -35,7 +35,38 @@ bench() {
 	done
 }
 
+# A bystander: getppid in a process nobody traces while each tier
+# records another (-p): what every task on the machine pays.
+bystander() {
+	sleep 1000 &
+	other=$!
+	for t in none tracepoint fentry kprobe; do : >"$tmp/$t"; done
+	i=0
+	while [ $i -lt "$runs" ]; do
+		for t in none tracepoint fentry kprobe; do
+			rec=
+			if [ $t != none ]; then
+				"$build/jittrace" record --tier $t -p $other \
+					-o "$tmp/by.data" 2>/dev/null &
+				rec=$!
+				sleep 2
+			fi
+			$as_user $wl getppid "$1" | awk '/^ns_per_op/ {print $2}' >>"$tmp/$t"
+			[ -n "$rec" ] && kill -INT $rec && wait $rec
+		done
+		i=$((i + 1))
+	done
+	kill $other
+	base=$(median <"$tmp/none")
+	echo "getppid in an untraced process, the tier recording -p OTHER (per call)"
+	for t in none tracepoint fentry kprobe; do
+		awk -v t=$t -v v="$(median <"$tmp/$t")" -v b="$base" 'BEGIN {
+			printf "  %-10s %10.0f ns/op  ratio %.3f\n", t, v, v / b }'
+	done
+}
+
 bench calls 20000 "mmap+mprotect+munmap (per loop)" ""
 bench touch 20000 "first write to a private anon page (per page), --cow" "--cow"
 bench filetouch 20000 "private file page write (per page), --cow" "--cow"
+bystander 20000
 rm -rf "$tmp"

@@ -5,6 +5,12 @@
  *   mmloop touch N   map N fresh pages, write one byte in each, unmap
  *   mmloop filetouch N   the same on a private mapping of a file: each
  *                        write copies a page (copy-on-write)
+ *   mmloop getppid N   N cheap syscalls: what any task pays while
+ *                      syscall tracepoints are attached (a bystander)
+ *   mmloop now   prints "now_ns T", CLOCK_MONOTONIC, and exits: start-up
+ *                and teardown of a tracer are timed around it
+ *   mmloop tmplog SECONDS RATE   appends RATE lines a second to a log in
+ *                                /tmp for SECONDS (a busy /tmp)
  * Prints "ns_per_op X". "mmloop gated MODE N" prints "ready", waits for a
  * line on stdin, runs, prints its result and waits for a second line: a
  * test can stop the tracer's reader around exactly the loop.
@@ -13,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +40,30 @@ static void wait_line(void)
 		exit(1);
 }
 
+/* One line every 1/rate s, paced by the clock, not by sleeping each. */
+static int tmplog(double secs, double rate)
+{
+	char path[64];
+	double t0 = now_ns(), next = t0;
+	long i = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/jt-bench-log-%d", getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return 1;
+	unlink(path);
+	setvbuf(f, NULL, _IONBF, 0); /* one write(2) a line, as a logger */
+	while (now_ns() - t0 < secs * 1e9) {
+		fprintf(f, "line %ld\n", i++);
+		next += 1e9 / rate;
+		while (now_ns() < next)
+			;
+	}
+	printf("lines %ld\n", i);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int gated = argc > 1 && !strcmp(argv[1], "gated");
@@ -43,6 +74,12 @@ int main(int argc, char **argv)
 
 	argc -= gated;
 	argv += gated;
+	if (argc > 1 && !strcmp(argv[1], "now")) {
+		printf("now_ns %.0f\n", now_ns());
+		return 0;
+	}
+	if (argc > 3 && !strcmp(argv[1], "tmplog"))
+		return tmplog(atof(argv[2]), atof(argv[3]));
 	n = argc > 2 ? atol(argv[2]) : 100000;
 	touch = argc > 1 && !strcmp(argv[1], "touch");
 	filetouch = argc > 1 && !strcmp(argv[1], "filetouch");
@@ -65,6 +102,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			p[i * 4096] = 1;
 		munmap(p, n * 4096);
+	} else if (argc > 1 && !strcmp(argv[1], "getppid")) {
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
 	} else if (touch) {
 		p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -15,7 +15,14 @@
 
 #define CHUNK (512 * 1024)
 #define PERFMAP_DIR "/tmp"
-#define WATCH_MASK (IN_CREATE | IN_MODIFY | IN_MOVED_TO)
+/*
+ * A file appearing, never one growing: every write to any file in /tmp
+ * (a log, our own output) woke the recorder, and a recording written to
+ * /tmp woke it with its own writes, forever. A perf-map's lines are read
+ * on every pass anyway, and a write to one the recorder has not opened
+ * yet comes as a BPF write event (JT_EV_MAPWRITE), which opens it.
+ */
+#define WATCH_MASK (IN_CREATE | IN_MOVED_TO)
 
 /*
  * The /tmp a process sees, as one number: its directory's device and
@@ -345,13 +352,18 @@ static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
  */
 static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
-	const struct jt_jitproc *p = proc(j, pid);
+	struct jt_jitproc *p = proc(j, pid);
 	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
 	char path[96];
 	int fd;
 
-	if (find(j, pid, JT_JIT_PERFMAP))
+	if (p && p->perfmap_found)
 		return;
+	if (find(j, pid, JT_JIT_PERFMAP)) {
+		if (p)
+			p->perfmap_found = true;
+		return;
+	}
 	if (p && p->own_tmp)
 		snprintf(path, sizeof(path),
 			 "/proc/%d/root" PERFMAP_DIR "/perf-%u.map", pid,
@@ -362,6 +374,8 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 	if (fd < 0 && errno == ENOENT)
 		return;
 	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? -errno : 0, path);
+	if (p)
+		p->perfmap_found = true;
 }
 
 /*
@@ -478,6 +492,11 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 	case JT_EV_EXIT:
 		if (len >= sizeof(*ex) && ex->group_dead && traced(j, h->pid))
 			process_gone(j, h->pid);
+		break;
+	case JT_EV_MAPWRITE:
+		/* Its creation may have come before we knew the process. */
+		if (traced(j, h->pid))
+			open_perfmap(j, h->pid, JT_FOUND_LIVE);
 		break;
 	}
 }

@@ -30,9 +30,10 @@ struct jt_jitproc {
 	pid_t pid;
 	uid_t euid; /* read while it lived: /proc/PID may be gone at exit */
 	bool euid_known;
-	uint32_t nspid; /* in its PID namespace: its perf-map's name */
-	uint64_t mntns; /* the /tmp it sees (device and inode, hashed) */
-	bool own_tmp;	/* not ours: reached as /proc/PID/root/tmp */
+	uint32_t nspid;	    /* in its PID namespace: its perf-map's name */
+	uint64_t mntns;	    /* the /tmp it sees (device and inode, hashed) */
+	bool own_tmp;	    /* not ours: reached as /proc/PID/root/tmp */
+	bool perfmap_found; /* its perf-map is open (or was refused) */
 };
 
 /* A /tmp other than ours (a container's), watched by inotify. */

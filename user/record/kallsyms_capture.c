@@ -22,13 +22,15 @@ static int read_text_symbols(char **out, size_t *len)
 			fclose(f);
 		return -errno;
 	}
+	/* One read per 64 KiB, not per 1 KiB: 120K lines and more. */
+	setvbuf(f, NULL, _IOFBF, 64 << 10);
 	while (fgets(line, sizeof(line), f)) {
 		size_t l = strlen(line);
-		char type;
+		const char *sp = memchr(line, ' ', l);
 
 		/* Text, and weak text (W): a weak function left out would
 		 * give its samples to the symbol before it. */
-		if (sscanf(line, "%*x %c", &type) != 1 || !strchr("tTwW", type))
+		if (!sp || !sp[1] || !strchr("tTwW", sp[1]))
 			continue;
 		if (n + l > cap) {
 			char *b = realloc(buf, cap *= 2);
@@ -57,9 +59,13 @@ int jt_kallsyms_capture(struct jt_writer *w)
 
 	if (err)
 		return err;
+	/*
+	 * Level 4: 5% larger than 6 (900 KB for 5.4 MB here), in half the
+	 * time, at start-up that every recording waits for.
+	 */
 	zlen = compressBound(len);
 	z = malloc(zlen);
-	if (!z || compress2(z, &zlen, (Bytef *)text, len, 6) != Z_OK ||
+	if (!z || compress2(z, &zlen, (Bytef *)text, len, 4) != Z_OK ||
 	    sizeof(hdr) + zlen > JT_REC_MAX - 64) {
 		free(z);
 		free(text);

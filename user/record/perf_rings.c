@@ -77,10 +77,15 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 	a->disabled = 1;
 	a->enable_on_exec = enable_on_exec;
 	a->inherit = per_task;
-	/* perf's own view of the address space, kept for the audit. */
+	/*
+	 * perf's own view of the address space, kept for the audit: what
+	 * perf record with the same options records. Data mappings only
+	 * with -d, as perf does: each costs a record per mmap call, and the
+	 * BPF events carry every call's kernel VMA anyway.
+	 */
 	a->mmap = 1;
 	a->mmap2 = 1;
-	a->mmap_data = 1;
+	a->mmap_data = o->data_addr;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,8 +59,21 @@ struct recorder {
 	uint64_t bpf_records;
 	size_t jit_files;
 	uint64_t lost_written;
-	bool write_failed; /* said once */
+	uint64_t perf_lost;    /* the perf rings' count, as last read */
+	uint64_t perf_lost_ns; /* when: 0, never */
+	int pidfd;	       /* the process whose exit ends the recording */
+	bool write_failed;     /* said once */
 };
+
+/*
+ * Reading a perf event's count makes the kernel interrupt the CPU the
+ * event runs on (an IPI), and the traced process pays for it: on every
+ * drain pass that was a third of the recorder's time and most of the
+ * cost per traced mmap call. The count moves only when a ring is full,
+ * and the kernel writes its own LOST record into the ring then: a
+ * reading a second is enough, and the last one is taken at the end.
+ */
+#define PERF_LOST_READ_NS 1000000000ULL
 
 static volatile sig_atomic_t stop_signal;
 
@@ -336,15 +350,22 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 }
 
 /* Each count costs syscalls (a map read, a read per perf fd): once. */
-static struct jt_lost_rec losses(struct recorder *r)
+static struct jt_lost_rec losses(struct recorder *r, bool now)
 {
-	return (struct jt_lost_rec){ jt_now_ns(), jt_probes_lost(&r->probes),
-				     jt_perf_lost(&r->perf), r->w.dropped };
+	uint64_t t = jt_now_ns();
+
+	if (now || !r->perf_lost_ns ||
+	    t - r->perf_lost_ns >= PERF_LOST_READ_NS) {
+		r->perf_lost = jt_perf_lost(&r->perf);
+		r->perf_lost_ns = t;
+	}
+	return (struct jt_lost_rec){ t, jt_probes_lost(&r->probes),
+				     r->perf_lost, r->w.dropped };
 }
 
 static void write_lost(struct recorder *r, bool force)
 {
-	struct jt_lost_rec l = losses(r);
+	struct jt_lost_rec l = losses(r, force);
 	uint64_t total = l.bpf_events + l.perf_records + l.bpf_errors;
 
 	/* After a failed write the count can only go to stderr. */
@@ -449,6 +470,8 @@ static int setup(struct recorder *r, int argc, char **argv)
 		err = open_perf(r);
 	if (!err)
 		err = write_meta(r, argc, argv);
+	/* After the load: our own programs are in it (kernel stacks of the
+	 * traced syscalls go through them). */
 	if (!err && jt_kallsyms_capture(&r->w))
 		fprintf(stderr, "jittrace: /proc/kallsyms unreadable: kernel "
 				"samples will show as [kernel.kallsyms]\n");
@@ -510,6 +533,23 @@ static int start(struct recorder *r)
 	return -e;
 }
 
+/*
+ * The command's or the attached process's exit wakes us at once (a
+ * pidfd is readable when its process exits): waiting for the next tick
+ * made every recording end up to 100 ms late.
+ */
+static void watch_exit(struct recorder *r, int ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	pid_t pid = r->target.pid ? r->target.pid : r->o.pid;
+
+	r->pidfd = pid ? syscall(SYS_pidfd_open, pid, 0) : -1;
+	if (r->pidfd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, r->pidfd, &ev)) {
+		close(r->pidfd);
+		r->pidfd = -1;
+	}
+}
+
 static int make_epoll(struct recorder *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -524,6 +564,7 @@ static int make_epoll(struct recorder *r)
 		close(fd);
 		return -errno;
 	}
+	watch_exit(r, fd);
 	return fd;
 }
 
@@ -608,6 +649,8 @@ static int run(struct recorder *r, int *status)
 		if (target_done(r, status))
 			break;
 	}
+	if (r->pidfd >= 0)
+		close(r->pidfd);
 	close(ep);
 	return err;
 }
@@ -631,7 +674,7 @@ static void finish(struct recorder *r, int exit_status)
 	if (jt_writer_close(&r->w) && !r->write_failed)
 		fprintf(stderr, "jittrace: writing %s: %s\n", r->o.output,
 			strerror(r->w.err));
-	l = losses(r);
+	l = losses(r, true);
 	lost = l.bpf_events + l.perf_records + l.bpf_errors;
 	if (lost)
 		fprintf(stderr,
