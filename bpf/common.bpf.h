@@ -22,6 +22,12 @@
 struct jt_config {
 	__u32 trace_all;
 	__u32 self_pid; /* the recorder itself, never traced under -a */
+	/*
+	 * Bumped after every change BPF makes to traced (a traced fork, a
+	 * traced exit): what the per-CPU scope caches were filled under.
+	 * Userspace changes traced only before the programs are attached.
+	 */
+	__u64 gen;
 };
 
 struct {
@@ -75,14 +81,60 @@ static __always_inline struct jt_scratch *jt_scratch(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
+/* The last answer of jt_is_traced on this CPU. */
+struct jt_scope {
+	__u32 tgid;
+	__u32 traced;
+	__u64 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jt_scope);
+} scope_cache SEC(".maps") __weak;
+
+/*
+ * Every traced call and every write fault on the machine asks this: a
+ * hash lookup each time was a tenth of the cost of a traced mmap. The
+ * same task asks again and again, so the answer is kept per CPU, for as
+ * long as traced has not changed.
+ */
 static __always_inline bool jt_is_traced(__u32 tgid)
 {
 	__u32 zero = 0;
 	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+	struct jt_scope *c;
+	__u64 gen;
+	bool t;
 
-	if (cfg && cfg->trace_all)
+	if (!cfg)
+		return false;
+	if (cfg->trace_all)
 		return tgid != cfg->self_pid;
-	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+	/* Read before the lookup: a change after it invalidates what we keep. */
+	gen = *(volatile __u64 *)&cfg->gen;
+	c = bpf_map_lookup_elem(&scope_cache, &zero);
+	if (c && c->tgid == tgid && c->gen == gen)
+		return c->traced;
+	t = bpf_map_lookup_elem(&traced, &tgid) != NULL;
+	if (c) {
+		c->tgid = tgid;
+		c->traced = t;
+		c->gen = gen;
+	}
+	return t;
+}
+
+/* traced changed: every CPU's cached answer is stale. */
+static __always_inline void jt_scope_changed(void)
+{
+	__u32 zero = 0;
+	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+
+	if (cfg)
+		__sync_fetch_and_add(&cfg->gen, 1);
 }
 
 static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,

@@ -24,8 +24,10 @@ int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
 		ev.flags |= JT_FORK_THREAD;
 	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
 		ev.flags |= JT_FORK_VM;
-	if (ctgid != ptgid)
+	if (ctgid != ptgid) {
 		bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+		jt_scope_changed();
+	}
 	jt_emit(&ev, sizeof(ev));
 	return 0;
 }
@@ -196,8 +198,10 @@ int BPF_PROG(jt_exit, struct task_struct *task)
 	ev.group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
 	ev.exit_code = BPF_CORE_READ(task, exit_code);
 	jt_emit(&ev, sizeof(ev));
-	if (ev.group_dead)
+	if (ev.group_dead) {
 		bpf_map_delete_elem(&traced, &tgid);
+		jt_scope_changed();
+	}
 	return 0;
 }
 

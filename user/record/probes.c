@@ -25,6 +25,7 @@
 struct jt_config {
 	__u32 trace_all;
 	__u32 self_pid;
+	__u64 gen;
 };
 
 const char *const jt_hook_names[JT_HOOK_MAX] = {
@@ -560,7 +561,7 @@ static int report_refused(struct jt_probes *p)
 int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx)
 {
-	struct jt_config cfg = { trace_all, getpid() };
+	struct jt_config cfg = { trace_all, getpid(), 0 };
 	__u32 zero = 0;
 	int err;
 
