@@ -113,7 +113,7 @@ static __always_inline bool jt_is_traced(__u32 tgid)
 		return false;
 	if (cfg->trace_all)
 		return tgid != cfg->self_pid;
-	/* Read before the lookup: a change after it invalidates what we keep. */
+	/* Read before the lookup: a later change invalidates what we keep. */
 	gen = *(volatile __u64 *)&cfg->gen;
 	c = bpf_map_lookup_elem(&scope_cache, &zero);
 	if (c && c->tgid == tgid && c->gen == gen)

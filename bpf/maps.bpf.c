@@ -22,7 +22,7 @@ struct call {
 	__u32 flags;
 };
 
-/* Every field set: ring memory is not zeroed, and memset cost a store a word. */
+/* Every field: ring memory is not zeroed, and memset cost a store a word. */
 static __always_inline void fill(struct jt_map_event *ev, const struct call *c,
 				 __u32 type, __s64 ret)
 {

@@ -259,8 +259,8 @@ int jt_elf_page_vaddr(const struct jt_elffile *f, uint64_t off, uint64_t *vaddr)
 	return 0;
 }
 
-size_t jt_elf_objects(const struct jt_elffile *f, uint64_t start,
-		      uint64_t end, const struct jt_elfsym **first)
+size_t jt_elf_objects(const struct jt_elffile *f, uint64_t start, uint64_t end,
+		      const struct jt_elfsym **first)
 {
 	size_t lo = 0, hi = f->nobjs, n = 0;
 
