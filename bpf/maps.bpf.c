@@ -55,7 +55,8 @@ static __always_inline int emit_file(const struct call *c, __u32 type,
 	fill(ev, c, type, ret);
 	ev->path_len = jt_fill_file(s, ev, c->first.file);
 	ev->h.size = sizeof(*ev) + ev->path_len;
-	jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)));
+	jt_emit_wake(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)),
+		     c->flags & JT_MF_VMA_BUSY);
 	return 0;
 }
 
@@ -100,7 +101,9 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 		return 0;
 	}
 	fill(ev, &c, type, ret);
-	bpf_ringbuf_submit(ev, jt_wake_flags());
+	/* A busy lookup: the recorder reads the VMAs while they are there. */
+	bpf_ringbuf_submit(ev, c.flags & JT_MF_VMA_BUSY ? BPF_RB_FORCE_WAKEUP :
+							  jt_wake_flags());
 	return 0;
 }
 

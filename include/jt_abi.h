@@ -79,6 +79,11 @@ enum jt_map_flags {
 	 * snapshot that follows holds it too, so the model only counts it.
 	 */
 	JT_MF_EXEC_LOAD = 1 << 3,
+	/*
+	 * A VMA event the recorder read from /proc after a lookup was busy:
+	 * what the kernel held then, to observe; it makes no region.
+	 */
+	JT_MF_VMA_REREAD = 1 << 4,
 };
 
 /*

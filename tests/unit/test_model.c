@@ -266,6 +266,39 @@ static void test_busy_vma_recovered_from_perf(void **state)
 	jt_model_free(&m);
 }
 
+/*
+ * A lookup that stayed busy is read again from /proc: the VMA it gives is
+ * observed over the regions in it, and makes no region of its own.
+ */
+static void test_busy_vma_read_again(void **state)
+{
+	struct jt_model m;
+	struct jt_map_event ev = {};
+	const struct jt_aspace *as;
+
+	jt_model_init(&m);
+	exec_ev(&m, 90, "busy");
+	busy_mmap(&m, 90, 91, 9);
+	mmap_ev(&m, 90, 90, 10, 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		NULL);
+	as = jt_model_find(&m, 90)->as;
+	assert_int_equal(jt_aspace_count(as), 2);
+	assert_int_equal(jt_aspace_kvma(as, jt_model_lookup(&m, 90, P(9))).end,
+			 0);
+	/* /proc says pages 9-10 are one VMA, and 11 nothing. */
+	ev.vma = (struct jt_vma){ P(9), P(11), 1 /* VM_READ */, 0 };
+	ev.flags = JT_MF_VMA_REREAD;
+	hdr(&ev.h, JT_EV_VMA, sizeof(ev), 90, 90);
+	jt_model_apply(&m, &ev.h, sizeof(ev));
+	assert_int_equal(jt_aspace_count(as), 2);
+	assert_int_equal(
+		jt_aspace_kvma(as, jt_model_lookup(&m, 90, P(9))).start, P(9));
+	assert_int_equal(jt_aspace_kvma(as, jt_model_lookup(&m, 90, P(10))).end,
+			 P(11));
+	assert_int_equal(jt_model_lookup(&m, 90, P(9))->origin, JT_EV_MMAP);
+	jt_model_free(&m);
+}
+
 static void exec_load(struct jt_model *m, uint32_t pid, uint16_t type, int page,
 		      int pages)
 {
@@ -344,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_events_counted),
 		cmocka_unit_test(test_pid_reuse_keeps_old_process),
 		cmocka_unit_test(test_busy_vma_recovered_from_perf),
+		cmocka_unit_test(test_busy_vma_read_again),
 		cmocka_unit_test(test_execve_mappings_leave_the_old_image),
 	};
 

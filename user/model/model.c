@@ -268,6 +268,10 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 	};
 	struct jt_kvma k = { v->start, v->end, v->flags };
 
+	if (ev->flags & JT_MF_VMA_REREAD) {
+		jt_aspace_observe(as, &k);
+		return;
+	}
 	if (r.kind == JT_RK_FILE) {
 		r.path = event_path(m, ev);
 		r.dev = ev->dev;

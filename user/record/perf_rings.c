@@ -81,7 +81,8 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 	 * perf's own view of the address space, kept for the audit: what
 	 * perf record with the same options records. Data mappings only
 	 * with -d, as perf does: each costs a record per mmap call, and the
-	 * BPF events carry every call's kernel VMA anyway.
+	 * BPF events carry every call's kernel VMA (a busy lookup is read
+	 * again from /proc by the recorder).
 	 */
 	a->mmap = 1;
 	a->mmap2 = 1;

@@ -47,6 +47,8 @@ struct record_opts {
 	char **argv;
 };
 
+#define BUSY_MAX 64
+
 struct recorder {
 	struct record_opts o;
 	struct jt_writer w;
@@ -62,7 +64,9 @@ struct recorder {
 	uint64_t perf_lost;    /* the perf rings' count, as last read */
 	uint64_t perf_lost_ns; /* when: 0, never */
 	int pidfd;	       /* the process whose exit ends the recording */
-	bool write_failed;     /* said once */
+	pid_t busy[BUSY_MAX];  /* whose VMAs to read again after this pass */
+	int nbusy;
+	bool write_failed; /* said once */
 };
 
 /*
@@ -288,10 +292,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	return check_sampling(o, freq_given);
 }
 
+static void note_busy(struct recorder *r, const void *data, size_t size);
+
 static int on_bpf_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 
+	note_busy(r, data, size);
 	jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0);
 	r->bpf_records++;
 	jt_jitfiles_event(&r->jit, data, size);
@@ -302,6 +309,33 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 static int emit_synth(void *ctx, const void *ev, size_t size)
 {
 	return on_bpf_event(ctx, (void *)ev, size);
+}
+
+/*
+ * A lookup that found mmap_lock busy (a sibling thread held it through
+ * every retry): the process's VMAs are read from /proc after this pass.
+ */
+static void note_busy(struct recorder *r, const void *data, size_t size)
+{
+	const struct jt_map_event *ev = data;
+	int i;
+
+	if (size < sizeof(*ev) || ev->h.type == JT_EV_VMA ||
+	    ev->h.type > JT_EV_SHMDT || !(ev->flags & JT_MF_VMA_BUSY))
+		return;
+	for (i = 0; i < r->nbusy && r->busy[i] != (pid_t)ev->h.pid; i++)
+		;
+	if (i == r->nbusy && r->nbusy < BUSY_MAX)
+		r->busy[r->nbusy++] = ev->h.pid;
+}
+
+static void reread_busy(struct recorder *r)
+{
+	int i;
+
+	for (i = 0; i < r->nbusy; i++)
+		jt_snapshot_vmas(r->busy[i], jt_now_ns(), emit_synth, r);
+	r->nbusy = 0;
 }
 
 static int write_meta(struct recorder *r, int argc, char **argv)
@@ -576,6 +610,7 @@ static int drain(struct recorder *r)
 
 	if (err < 0 && err != -EINTR)
 		return err;
+	reread_busy(r);
 	jt_jitfiles_poll(&r->jit);
 	jt_perf_drain(&r->perf, &r->w);
 	write_lost(r, false);

@@ -132,12 +132,29 @@ static int parse_line(char *line, struct jt_map_event *ev, char *path)
 	return 0;
 }
 
-int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
+static int emit_vmas(FILE *f, char *line, size_t len, pid_t pid, uint64_t now,
+		     uint32_t flags, jt_emit_fn emit, void *ctx)
 {
 	struct {
 		struct jt_map_event ev;
 		char path[JT_PATH_MAX];
 	} e;
+	int err = 0;
+
+	do {
+		memset(&e.ev, 0, sizeof(e.ev));
+		if (parse_line(line, &e.ev, e.path))
+			continue;
+		e.ev.flags |= flags;
+		fill_hdr(&e.ev.h, JT_EV_VMA, sizeof(e.ev) + e.ev.path_len, pid,
+			 now);
+		err = emit(ctx, &e, e.ev.h.size);
+	} while (!err && fgets(line, len, f));
+	return err;
+}
+
+int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
+{
 	char proc[64], line[JT_PATH_MAX + 128];
 	int err;
 	FILE *f;
@@ -152,14 +169,25 @@ int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 		return -ENOENT;
 	}
 	err = emit_attach_exec(pid, now, emit, ctx);
-	do {
-		memset(&e.ev, 0, sizeof(e.ev));
-		if (parse_line(line, &e.ev, e.path))
-			continue;
-		fill_hdr(&e.ev.h, JT_EV_VMA, sizeof(e.ev) + e.ev.path_len, pid,
-			 now);
-		err = emit(ctx, &e, e.ev.h.size);
-	} while (!err && fgets(line, sizeof(line), f));
+	if (!err)
+		err = emit_vmas(f, line, sizeof(line), pid, now, 0, emit, ctx);
+	fclose(f);
+	return err;
+}
+
+int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
+{
+	char proc[64], line[JT_PATH_MAX + 128];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/maps", pid);
+	f = fopen(proc, "re");
+	if (!f)
+		return -errno;
+	if (fgets(line, sizeof(line), f))
+		err = emit_vmas(f, line, sizeof(line), pid, now,
+				JT_MF_VMA_REREAD, emit, ctx);
 	fclose(f);
 	return err;
 }

@@ -13,6 +13,11 @@
 typedef int (*jt_emit_fn)(void *ctx, const void *ev, size_t size);
 
 int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
+/*
+ * pid's VMAs as they are now, as JT_MF_VMA_REREAD VMA events: after a
+ * BPF lookup found mmap_lock busy, the VMAs it could not read.
+ */
+int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
 /* Every process but self; returns how many were snapshotted. */
 int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx);
 uint64_t jt_now_ns(void);
