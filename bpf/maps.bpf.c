@@ -62,17 +62,18 @@ static __always_inline int emit_file(const struct call *c, __u32 type,
 
 static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 {
-	struct pt_regs *r =
-		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct jt_map_event *ev;
 	struct call c = {};
+	struct pt_regs *r;
 	/* pt_regs from r10 to di, the argument registers, in one read. */
 	struct {
 		__u64 r10, r9, r8, ax, cx, dx, si, di;
 	} regs;
 
+	/* Every process's calls come here: the scope test comes first. */
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), &r->r10))
 		return 0;
 	/* x86-64 passes syscall arguments in these; the rest stay 0. */
