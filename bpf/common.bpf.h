@@ -351,14 +351,75 @@ static long __attribute__((unused)) find_retry_cb(__u64 i, void *data)
 	return f->err != -EBUSY;
 }
 
+/*
+ * Addresses whose VMA stayed busy, per process. The recorder's /proc read
+ * can come after a short-lived process is gone (1 run in ~50 of four
+ * threads mapping at once), so the process's exit_group looks them up
+ * again: its VMAs are all still there, and no sibling is mapping.
+ */
+#define JT_BUSY_ADDRS 16
+
+struct jt_busy {
+	__u64 addr[JT_BUSY_ADDRS]; /* by page number: 0 is a free slot */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct jt_busy);
+} busy_addrs SEC(".maps") __weak;
+
+static __always_inline void jt_note_busy(__u64 addr)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct jt_busy *b, zero = {};
+	int i;
+
+	b = bpf_map_lookup_elem(&busy_addrs, &tgid);
+	if (!b) {
+		bpf_map_update_elem(&busy_addrs, &tgid, &zero, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&busy_addrs, &tgid);
+		if (!b)
+			return;
+	}
+	/*
+	 * Probed from the page number's slot, without a lock: siblings that
+	 * race for one slot, or a 17th address, leave one to the /proc read.
+	 */
+	for (i = 0; i < JT_BUSY_ADDRS; i++) {
+		__u64 *slot =
+			&b->addr[((addr >> 12) + i) & (JT_BUSY_ADDRS - 1)];
+
+		if (!*slot || *slot == addr) {
+			*slot = addr;
+			return;
+		}
+	}
+}
+
+/*
+ * Fault injection for tests (JT_TEST_VMA_BUSY=1): lookups from a process's
+ * threads other than its first fail as busy, which is otherwise a race.
+ * The verifier drops the test when it is 0.
+ */
+const volatile __u32 jt_test_vma_busy __weak = 0;
+
 static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 {
 	struct find_retry f = { .addr = addr, .c = c };
+	__u64 id = bpf_get_current_pid_tgid();
 
+	if (jt_test_vma_busy && (__u32)id != id >> 32) {
+		jt_note_busy(addr);
+		return false;
+	}
 	/* The lock is almost always free: the loop only when it is not. */
 	f.err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, c, 0);
 	if (f.err == -EBUSY)
 		bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
+	if (f.err == -EBUSY)
+		jt_note_busy(addr);
 	return f.err != -EBUSY;
 }
 

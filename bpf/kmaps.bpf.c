@@ -142,8 +142,10 @@ static __always_inline int ret_mmap_region(__u64 ret)
 
 	if (!c)
 		return 0;
-	if (!IS_ERR_RET(ret) && !c->vma.end)
+	if (!IS_ERR_RET(ret) && !c->vma.end) {
 		c->flags |= JT_MF_VMA_BUSY;
+		jt_note_busy(ret);
+	}
 	c->vma_last = c->vma;
 	return kcall_emit(c, ret, false);
 }

@@ -64,8 +64,9 @@ static __always_inline __u32 result_vmas(__u32 type, const __u64 *args, __s64 r,
 
 	if (!result_range(type, args, r, &lo, &hi))
 		return 0;
+	/* The last byte's lookup would be as busy: exit_group reads lo's. */
 	if (!find_vma(lo, first))
-		flags |= JT_MF_VMA_BUSY;
+		return JT_MF_VMA_BUSY;
 	if (hi < first->vma.end) {
 		*last = first->vma;
 		return flags;

@@ -185,6 +185,51 @@ int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
 	return 0;
 }
 
+/* One busy address of the exiting process, looked up again. */
+static long reread_cb(__u64 i, void *data)
+{
+	struct jt_busy *b = data;
+	struct jt_scratch *s = jt_scratch();
+	struct vma_ctx c = {};
+	struct jt_map_event *ev;
+	__u32 len;
+
+	if (i >= JT_BUSY_ADDRS || !s)
+		return 1;
+	if (!b->addr[i] || !find_vma(b->addr[i], &c) || !c.vma.end)
+		return 0;
+	ev = &s->map;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	jt_fill_hdr(&ev->h, JT_EV_VMA, 0);
+	ev->flags = JT_MF_VMA_REREAD;
+	ev->vma = c.vma;
+	ev->vma_last = c.vma;
+	len = jt_fill_file(s, ev, c.file);
+	ev->path_len = len;
+	ev->h.size = sizeof(*ev) + len;
+	jt_emit(ev, sizeof(*ev) + (len & (JT_PATH_MAX - 1)));
+	return 0;
+}
+
+/*
+ * The last moment a process's VMAs can be read: what a lookup found busy
+ * earlier is read here, as an observation like the recorder's /proc read.
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int jt_exit_group(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct jt_busy *b = bpf_map_lookup_elem(&busy_addrs, &tgid);
+	struct jt_busy copy;
+
+	if (!b)
+		return 0;
+	copy = *b;
+	bpf_map_delete_elem(&busy_addrs, &tgid);
+	bpf_loop(JT_BUSY_ADDRS, reread_cb, &copy, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(jt_exit, struct task_struct *task)
 {
@@ -196,6 +241,8 @@ int BPF_PROG(jt_exit, struct task_struct *task)
 	jt_fill_hdr(&ev.h, JT_EV_EXIT, sizeof(ev));
 	/* signal->live is already decremented here, on 6.1 and later. */
 	ev.group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
+	if (ev.group_dead) /* killed: exit_group did not run */
+		bpf_map_delete_elem(&busy_addrs, &tgid);
 	ev.exit_code = BPF_CORE_READ(task, exit_code);
 	jt_emit(&ev, sizeof(ev));
 	if (ev.group_dead) {

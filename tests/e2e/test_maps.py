@@ -6,6 +6,7 @@ from jt import (WL, assert_tiles, hx, maps, proc_maps, record, script,
                 workload_lines)
 
 PAGE = 4096
+BUSY, REREAD = 1 << 1, 1 << 4  # JT_MF_VMA_BUSY, JT_MF_VMA_REREAD
 
 
 def test_jit_pages_stay_separate_and_samples_land_in_them():
@@ -98,6 +99,24 @@ def test_threads_map_concurrently():
     assert_tiles(rows, proc_maps(p.stdout, pid))
     threads = {e["tid"] for e in script(data) if e["type"] == "mmap" and e["pid"] == pid}
     assert len(threads) >= 5, threads  # the main thread and the four workers
+
+
+def test_busy_vma_lookups_are_read_again_at_exit():
+    """A lookup that finds mmap_lock busy is a race: the fault injection
+    makes every worker thread's lookup busy and keeps the recorder from
+    reading /proc, so the kernel VMAs must come from exit_group's."""
+    os.environ["JT_TEST_VMA_BUSY"] = "1"
+    try:
+        p, data = record([os.path.join(WL, "threads")])
+    finally:
+        del os.environ["JT_TEST_VMA_BUSY"]
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    events = [e for e in script(data) if e["pid"] == pid]
+    busy = [e for e in events if e["type"] == "mmap" and e["flags"] & BUSY]
+    assert len(busy) == 12 and all(e["tid"] != pid for e in busy), busy
+    reread = [e for e in events if e["type"] == "vma" and e["flags"] & REREAD]
+    assert reread and all(e["tid"] == pid for e in reread), reread
+    assert_tiles(maps(data, pid), proc_maps(p.stdout, pid))
 
 
 def test_maps_at_time_shows_the_past():

@@ -67,7 +67,7 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			  { "jt_exit_brk" } },
 	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
 	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
-	[JT_HOOK_EXIT] = { .tp = { "jt_exit" } },
+	[JT_HOOK_EXIT] = { .tp = { "jt_exit", "jt_exit_group" } },
 	[JT_HOOK_COW] = { { "do_wp_page", "do_fault" }, {}, { "jt_fault" } },
 };
 
@@ -338,6 +338,11 @@ bool jt_kernel_has_vma_iter(void)
 					     BTF_KIND_FUNC) >= 0;
 }
 
+bool jt_test_vma_busy(void)
+{
+	return getenv("JT_TEST_VMA_BUSY") != NULL;
+}
+
 /* Number of arguments of kernel function fn, -1 when BTF lacks it. */
 static int kernel_fn_argc(const char *fn)
 {
@@ -492,6 +497,8 @@ static void select_programs(struct jt_probes *p)
 	/* exec_snap.bpf.c's jt_exec_snap takes over where it can load. */
 	if (jt_kernel_has_vma_iter())
 		bpf_program__set_autoload(p->skel->progs.jt_exec, false);
+	if (jt_test_vma_busy())
+		p->skel->rodata->jt_test_vma_busy = 1;
 	i = kernel_fn_argc("mprotect_fixup");
 	if (i > 0)
 		p->skel->rodata->mprotect_fixup_argc = i;

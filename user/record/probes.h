@@ -74,5 +74,7 @@ int jt_ensure_bpffs(void);
 void jt_libbpf_quiet(bool verbose);
 /* Whether the kernel has the open-coded task_vma iterator (6.7+). */
 bool jt_kernel_has_vma_iter(void);
+/* Tests only (JT_TEST_VMA_BUSY): lookups by non-first threads fail busy. */
+bool jt_test_vma_busy(void);
 
 #endif
