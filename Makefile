@@ -10,7 +10,7 @@ OUT := build
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-LDLIBS += -lbpf -lelf -lz -lprotobuf-c -lpthread
+LDLIBS += -lbpf -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
@@ -32,7 +32,8 @@ SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h \
 	 $(OUT)/exec_snap.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) \
-	    $(wildcard user/views/*.c) $(wildcard user/live/*.c)
+	    $(wildcard user/views/*.c) $(wildcard user/live/*.c) \
+	    $(wildcard user/agent/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 # Encoders: pprof's C comes from its .proto at build time (protoc-c).
 GEN := $(OUT)/gen

@@ -4,7 +4,7 @@
 set -e
 pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
 pkg-config make gcc jq linux-perf libclang-rt-14-dev \
-protobuf-c-compiler libprotobuf-c-dev"
+protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go"
 missing=
 for p in $pkgs; do

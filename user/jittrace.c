@@ -14,6 +14,8 @@ static const char usage[] =
 	"  script   every event and sample in time order\n"
 	"  export   the profile as pprof or perf.data, names as jittrace\n"
 	"           gives them\n"
+	"  agent    always on, system-wide: pprof profiles over HTTP,\n"
+	"           spooled or pushed\n"
 	"  doctor   what this kernel allows and which probes would be used\n"
 	"Run 'jittrace COMMAND -h' for a command's options.\n";
 
@@ -24,7 +26,7 @@ static const struct {
 	{ "record", cmd_record }, { "maps", cmd_maps },
 	{ "report", cmd_report }, { "audit", cmd_audit },
 	{ "script", cmd_script }, { "doctor", cmd_doctor },
-	{ "export", cmd_export },
+	{ "export", cmd_export }, { "agent", cmd_agent },
 };
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@ int cmd_report(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /* Print msg (if any) and usage to stderr; returns 2, the usage exit code. */
 int jt_usage_error(const char *usage, const char *msg);

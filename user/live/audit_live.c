@@ -475,6 +475,29 @@ static void addr_answer(struct live *l, uint64_t addr)
 	finding_end(j);
 }
 
+static void live_free(struct live *l)
+{
+	jt_elfcache_free(&l->elf);
+	jt_strtab_free(&l->strs);
+	free(l->v);
+}
+
+int jt_audit_live_into(pid_t pid, struct jt_json *j)
+{
+	struct live l = { .pid = pid, .json = true };
+	int err = read_smaps(&l);
+
+	l.elf.strs = &l.strs;
+	if (!err) {
+		l.j = *j;
+		cow(&l);
+		perfmap(&l);
+		*j = l.j;
+	}
+	live_free(&l);
+	return err;
+}
+
 int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
 {
 	struct live l = { .pid = pid, .json = json };
@@ -497,8 +520,6 @@ int jt_audit_live(pid_t pid, const uint64_t *addrs, int naddrs, bool json)
 		jt_json_end(&l.j);
 	else if (!l.n)
 		printf("no findings\n");
-	jt_elfcache_free(&l.elf);
-	jt_strtab_free(&l.strs);
-	free(l.v);
+	live_free(&l);
 	return 0;
 }

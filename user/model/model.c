@@ -608,6 +608,10 @@ void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
 	p = jit_owner(m, j->pid);
 	if (!p)
 		return;
+	if (p->jit_evicted) {
+		m->stats.jit_evicted++;
+		return;
+	}
 	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
 	switch (j->op) {
 	case JT_JIT_LOAD: {
@@ -651,4 +655,15 @@ void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
 	default:
 		apply_map_event(m, (const void *)h);
 	}
+}
+
+void jt_model_evict_jit(struct jt_model *m, uint32_t pid)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+
+	if (!p)
+		return;
+	jt_jittab_free(&p->jitdump);
+	jt_jittab_free(&p->perfmap);
+	p->jit_evicted = true;
 }

@@ -33,6 +33,8 @@ struct jt_proc {
 	/* JIT functions by source; jitdump wins where both name an address. */
 	struct jt_jittab jitdump;
 	struct jt_jittab perfmap;
+	/* Its JIT tables were given up for memory: its records are dropped. */
+	bool jit_evicted;
 };
 
 struct jt_model_stats {
@@ -44,6 +46,7 @@ struct jt_model_stats {
 	uint64_t cow_raw; /* COW faults BPF could not classify: decided here */
 	uint64_t cow_unmapped; /* COW faults outside any known region */
 	uint64_t exec_loads;   /* execve's own mappings (kernel tier) */
+	uint64_t jit_evicted;  /* JIT records of processes evicted for memory */
 };
 
 /* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */
@@ -106,6 +109,8 @@ bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
  */
 /* Advance the JIT tables by one jitdump record or perf-map line. */
 void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j);
+/* Free pid's JIT tables and drop its later JIT records (a memory cap). */
+void jt_model_evict_jit(struct jt_model *m, uint32_t pid);
 void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,
 		       uint64_t start, uint64_t end);
 

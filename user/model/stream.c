@@ -311,6 +311,51 @@ static bool id_eq(const void *val, const void *key)
 	       *(const uint32_t *)key;
 }
 
+static void proc_exited(struct jt_stream *s, uint32_t pid, uint64_t time)
+{
+	queues_exited(s, pid, time);
+	if (!s->free_dead_sources ||
+	    jt_reserve(&s->gone, &s->gone_cap, s->ngone + 1, sizeof(*s->gone)))
+		return;
+	s->gone[s->ngone++] = (struct exited){ pid, time };
+}
+
+static void source_free(struct jt_stream *s, size_t i)
+{
+	struct jt_jit_source *src = s->sources[i];
+
+	s->gone_truncated += src->truncated;
+	jt_hash_del(&s->source_ids, jt_hash_u64(src->id), id_eq, &src->id);
+	jt_jitdump_free(&src->dump);
+	jt_perfmap_free(&src->map);
+	free(src);
+	s->sources[i] = s->sources[--s->nsources];
+}
+
+/*
+ * After the grace nothing reads a dead process's files: free them,
+ * unless a queue still refers to one (its pid came back) or a newer
+ * process with the pid found it.
+ */
+static void sources_reap(struct jt_stream *s, uint64_t horizon)
+{
+	size_t i;
+
+	while (s->gone_head < s->ngone &&
+	       s->gone[s->gone_head].time + QUEUE_GRACE_NS < horizon) {
+		struct exited e = s->gone[s->gone_head++];
+
+		if (pid_queues(s, e.pid, false))
+			continue;
+		for (i = s->nsources; i-- > 0;)
+			if (s->sources[i]->pid == e.pid &&
+			    s->sources[i]->found_ns <= e.time)
+				source_free(s, i);
+	}
+	if (s->gone_head == s->ngone)
+		s->gone_head = s->ngone = 0;
+}
+
 static void add_source(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_jitfile_rec *f = r->data;
@@ -410,7 +455,7 @@ static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
 	else if (h->type == JT_EV_EXIT &&
 		 r->len >= sizeof(struct jt_exit_event) &&
 		 ((const struct jt_exit_event *)h)->group_dead)
-		queues_exited(s, h->pid, h->time);
+		proc_exited(s, h->pid, h->time);
 	it = new_item(s, JT_IT_BPF, h->time, h, r->len);
 	if (it)
 		it->cpu = h->cpu;
@@ -659,6 +704,8 @@ static void take(struct jt_stream *s, const struct jt_rec *r)
 			s->rounds = 1;
 			if (rr->time > s->horizon)
 				s->horizon = rr->time;
+			if (s->on_round)
+				s->on_round(s->round_ctx, s->horizon);
 		}
 		break;
 	case JT_REC_KALLSYMS:
@@ -721,6 +768,7 @@ struct jt_item *jt_stream_next(struct jt_stream *s)
 			s->at_end = 1;
 		unpark(s, in_horizon(s));
 		queues_reap(s, in_horizon(s));
+		sources_reap(s, in_horizon(s));
 	}
 	return NULL;
 }
@@ -825,6 +873,7 @@ void jt_stream_free(struct jt_stream *s)
 	jt_hash_for_each(&s->pid_queues, i) free(s->pid_queues.e[i].val);
 	jt_hash_free(&s->pid_queues);
 	free(s->exited);
+	free(s->gone);
 	for (i = s->parked_head; i < s->nparked; i++)
 		free(s->parked[i].rec);
 	free(s->parked);

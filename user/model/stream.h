@@ -132,6 +132,19 @@ struct jt_stream {
 	size_t kallsyms_len;
 	struct jt_hash buildids; /* (dev, ino) -> struct jt_buildid_rec */
 	struct jt_tsc tsc;	 /* valid when tsc.mult */
+	/*
+	 * A live reader (the agent) never lists JIT files at the end: the
+	 * sources of processes gone past the grace are freed.
+	 */
+	bool free_dead_sources;
+	struct exited *gone; /* processes whose sources go soon */
+	size_t ngone;
+	size_t gone_head;
+	size_t gone_cap;
+	uint64_t gone_truncated; /* the freed sources' truncated bytes */
+	/* A live reader's clock: called with each ROUND mark's time. */
+	void (*on_round)(void *ctx, uint64_t horizon);
+	void *round_ctx;
 	uint64_t arch_time_unconverted; /* read time used instead */
 };
 

@@ -27,6 +27,7 @@
 #include "record/kallsyms_capture.h"
 #include "record/output.h"
 #include "record/perf_rings.h"
+#include "record/live.h"
 #include "record/probes.h"
 #include "record/snapshot.h"
 #include "record/target.h"
@@ -877,4 +878,67 @@ int cmd_record(int argc, char **argv)
 	jt_probes_close(&r.probes);
 	jt_buildids_free(&r.bids);
 	return rc;
+}
+
+/*
+ * The agent's capture: record -a into fd, which a reader in the same
+ * process turns into profiles. Nothing is published or handed to a user.
+ */
+int jt_record_live(const struct jt_live_opts *lo, int fd)
+{
+	static char *meta_argv[] = { "jittrace", "agent", NULL };
+	struct recorder r = {};
+	int status = 0, err;
+
+	r.o.all = true;
+	r.o.output = "the agent's stream";
+	r.o.perf.freq = lo->freq;
+	r.o.perf.event = lo->event;
+	r.o.perf.callchain = lo->callchain;
+	r.o.perf.pages = 64; /* 256 KiB per CPU: 19 Hz fills little */
+	r.o.cow = lo->cow;
+	r.o.tier = lo->tier;
+	r.o.bpf_ring_kb = 8192;
+	r.o.max_jit_bytes = lo->max_jit_bytes;
+	r.o.verbose = lo->verbose;
+	r.o.argv = meta_argv + 2;
+	raise_fd_limit();
+	jt_libbpf_quiet(r.o.verbose);
+	install_signals();
+	err = jt_writer_open_fd(&r.w, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	err = jt_jitfiles_init(&r.jit, &r.w, true, r.o.max_jit_bytes);
+	r.bids.w = &r.w;
+	if (!err)
+		err = setup(&r, 2, meta_argv);
+	if (!err)
+		err = prepare(&r);
+	if (!err)
+		err = jt_writer_flush(&r.w);
+	if (!err)
+		err = start(&r);
+	if (err) {
+		jt_writer_close(&r.w);
+		jt_perf_close(&r.perf);
+		jt_probes_close(&r.probes);
+		return err;
+	}
+	if (lo->ready)
+		lo->ready(lo->ctx);
+	err = run(&r, &status);
+	if (err)
+		fprintf(stderr, "jittrace: recording: %s\n", strerror(-err));
+	finish(&r, -1);
+	jt_perf_close(&r.perf);
+	jt_probes_close(&r.probes);
+	jt_buildids_free(&r.bids);
+	return err;
+}
+
+void jt_record_live_stop(void)
+{
+	stop_signal = SIGTERM;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "export/perfdata.h"
 #include "export/pprof.h"
+#include "export/pprof_named.h"
 #include "jittrace.h"
 #include "lib/perf_rec.h"
 #include "views/view.h"
@@ -104,77 +105,6 @@ static int parse(int argc, char **argv, struct export *x)
 	return 0;
 }
 
-static void hex(const struct jt_buildid_rec *b, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	out[0] = 0;
-	for (i = 0; b && i < b->len && i < 20; i++) {
-		out[2 * i] = digits[b->id[i] >> 4];
-		out[2 * i + 1] = digits[b->id[i] & 15];
-		out[2 * i + 2] = 0;
-	}
-}
-
-#define KERNEL_START 0xffff800000000000ULL
-
-/* A frame as pprof sees it: its mapping is the requested region. */
-static void pprof_frame(const struct jt_symres *r, struct jt_pprof_frame *f,
-			char *name, size_t len, char *bid)
-{
-	*f = (struct jt_pprof_frame){ .addr = r->ip };
-	f->name = jt_symres_name(r, name, len);
-	hex(r->build_id, bid);
-	f->build_id = bid[0] ? bid : NULL;
-	if (r->kernel) {
-		f->file = "[kernel.kallsyms]";
-		f->map_start = KERNEL_START;
-		f->map_limit = UINT64_MAX;
-		return;
-	}
-	f->file = r->path ? r->path : r->dso ? r->dso : "[unknown]";
-	if (!r->region_start)
-		return;
-	f->map_start = r->region_start;
-	f->map_limit = r->region_end;
-	if (r->path)
-		f->map_offset = r->offset - (r->ip - r->region_start);
-}
-
-#define MAX_FRAMES 128
-
-static void pprof_sample(struct export *x, struct jt_model *m,
-			 const struct jt_sample *smp, const struct jt_symres *y)
-{
-	static char names[MAX_FRAMES][256], bids[MAX_FRAMES][41];
-	struct jt_pprof_frame frames[MAX_FRAMES];
-	const struct jt_proc *p = jt_model_find(m, smp->pid);
-	struct jt_pprof_sample s = {
-		.frames = frames,
-		.pid = smp->pid,
-		.comm = p && p->comm[0] ? p->comm : "?",
-		.source = jt_source_name(y->source),
-		.count = 1,
-		.nanos = x->nanos ? x->nanos : (int64_t)smp->period,
-	};
-	size_t i;
-
-	if (x->callchain && y->nframes) {
-		for (i = 0; i < y->nframes && i < MAX_FRAMES; i++)
-			pprof_frame(&y->frames[i], &frames[i], names[i],
-				    sizeof(names[i]), bids[i]);
-		s.nframes = i;
-	} else {
-		pprof_frame(y, &frames[0], names[0], sizeof(names[0]), bids[0]);
-		s.nframes = 1;
-	}
-	if (y->kernel)
-		s.source = y->sym ? "kallsyms" : "unknown";
-	if (jt_pprof_add(x->pprof, &s))
-		x->err = -ENOMEM;
-}
-
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		    const struct jt_symres *y)
 {
@@ -190,8 +120,9 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	if (!x->samples++)
 		x->first_ns = smp.time;
 	x->last_ns = smp.time;
-	if (x->pprof)
-		pprof_sample(x, m, &smp, y);
+	if (x->pprof &&
+	    jt_pprof_add_named(x->pprof, m, &smp, y, x->callchain, x->nanos))
+		x->err = -ENOMEM;
 }
 
 /* CPU time per sample: the period of a clock event, else 1/frequency. */

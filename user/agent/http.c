@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent/http.h"
+#include "agent/metrics.h"
+#include "agent/profiles.h"
+#include "lib/json.h"
+#include "live/audit_live.h"
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned int code,
+				const char *type, void *buf, size_t len,
+				enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, buf, mode);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result send_text(struct jt_agent *a, struct MHD_Connection *c,
+				 unsigned int code, const char *text)
+{
+	pthread_mutex_lock(&a->lock);
+	if (code >= 400)
+		a->met.http_rejected++;
+	else
+		a->met.http_requests++;
+	pthread_mutex_unlock(&a->lock);
+	return send_buf(c, code, "text/plain; charset=utf-8", (void *)text,
+			strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+/* "" or absent gives def; anything but 1..max digits is an error. */
+static int arg_u64(struct MHD_Connection *c, const char *key, uint64_t def,
+		   uint64_t max, uint64_t *v)
+{
+	const char *s =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	char *end;
+
+	*v = def;
+	if (!s)
+		return 0;
+	if (*s < '0' || *s > '9' || strlen(s) > 10)
+		return -EINVAL;
+	*v = strtoull(s, &end, 10);
+	return *end || !*v || *v > max ? -EINVAL : 0;
+}
+
+static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c)
+{
+	uint64_t seconds, pid;
+	void *buf;
+	size_t len;
+	int err;
+
+	if (arg_u64(c, "seconds", 30, JT_HTTP_MAX_SECONDS, &seconds))
+		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
+				 "seconds: a whole number from 1 to 300\n");
+	if (arg_u64(c, "pid", 0, 4194304, &pid))
+		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
+				 "pid: a process id\n");
+	err = jt_profiles_request(a, pid, seconds, &buf, &len);
+	if (err == -EBUSY)
+		return send_text(a, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "too many profiles being cut at once\n");
+	if (err == -ESHUTDOWN)
+		return send_text(a, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "not capturing\n");
+	if (err)
+		return send_text(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "the profile could not be cut\n");
+	pthread_mutex_lock(&a->lock);
+	a->met.http_requests++;
+	pthread_mutex_unlock(&a->lock);
+	return send_buf(c, MHD_HTTP_OK, "application/octet-stream", buf, len,
+			MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result metrics(struct jt_agent *a, struct MHD_Connection *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return send_text(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "out of memory\n");
+	pthread_mutex_lock(&a->lock);
+	a->met.http_requests++;
+	pthread_mutex_unlock(&a->lock);
+	jt_metrics_write(a, f);
+	fclose(f);
+	return send_buf(c, MHD_HTTP_OK, "text/plain; version=0.0.4", buf, len,
+			MHD_RESPMEM_MUST_FREE);
+}
+
+/* audit --json's findings, for pid or every live process with JIT code. */
+static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c)
+{
+	uint32_t pids[JT_AGENT_JIT_PIDS];
+	unsigned int n = 0, i;
+	struct jt_json j;
+	uint64_t pid;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (arg_u64(c, "pid", 0, 4194304, &pid))
+		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
+				 "pid: a process id\n");
+	pthread_mutex_lock(&a->lock);
+	if (pid)
+		pids[n++] = pid;
+	else
+		for (; n < a->njit_pids; n++)
+			pids[n] = a->jit_pids[n];
+	a->met.http_requests++;
+	pthread_mutex_unlock(&a->lock);
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return send_text(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "out of memory\n");
+	jt_json_init(&j, f);
+	jt_json_array(&j);
+	for (i = 0; i < n; i++)
+		jt_audit_live_into(pids[i], &j); /* gone since: nothing */
+	jt_json_end(&j);
+	fputc('\n', f);
+	fclose(f);
+	return send_buf(c, MHD_HTTP_OK, "application/json", buf, len,
+			MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result healthz(struct jt_agent *a, struct MHD_Connection *c)
+{
+	bool ok;
+
+	pthread_mutex_lock(&a->lock);
+	ok = a->capturing && !a->ended;
+	pthread_mutex_unlock(&a->lock);
+	return ok ? send_text(a, c, MHD_HTTP_OK, "ok\n") :
+		    send_text(a, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      "not capturing\n");
+}
+
+static const char index_text[] =
+	"jittrace agent\n"
+	"/debug/pprof/profile?seconds=N[&pid=P]  the next N seconds, pprof\n"
+	"/metrics                                Prometheus text format\n"
+	"/audit[?pid=P]                          live findings, as audit "
+	"--json\n"
+	"/healthz                                ok while capturing\n";
+
+static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
+			     const char *url)
+{
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return profile(a, c);
+	if (!strcmp(url, "/metrics"))
+		return metrics(a, c);
+	if (!strcmp(url, "/audit"))
+		return audit(a, c);
+	if (!strcmp(url, "/healthz"))
+		return healthz(a, c);
+	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
+		return send_text(a, c, MHD_HTTP_OK, index_text);
+	return send_text(a, c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/*
+ * MHD calls this first with the headers, then once per piece of body,
+ * then with none left. Nothing here takes a body: one is refused.
+ */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_size, void **state)
+{
+	static int headers_seen;
+	struct jt_agent *a = cls;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return send_text(a, c, MHD_HTTP_METHOD_NOT_ALLOWED,
+				 "only GET\n");
+	if (!*state) {
+		*state = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_size)
+		return send_text(a, c, MHD_HTTP_CONTENT_TOO_LARGE,
+				 "no request body here\n");
+	return route(a, c, url);
+}
+
+struct MHD_Daemon *jt_http_start(struct jt_agent *a)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(a->o.listen_port) };
+	struct MHD_Daemon *d;
+
+	if (inet_pton(AF_INET, a->o.listen_host, &sa.sin_addr) != 1) {
+		fprintf(stderr,
+			"jittrace: agent: --listen %s: not an IPv4 address\n",
+			a->o.listen_host);
+		return NULL;
+	}
+	d = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+		a->o.listen_port, NULL, NULL, handle, a, MHD_OPTION_SOCK_ADDR,
+		&sa, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)JT_HTTP_CONNECTIONS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)JT_HTTP_IDLE_SECS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)JT_HTTP_HEADER_BYTES, MHD_OPTION_END);
+	if (!d)
+		fprintf(stderr, "jittrace: agent: cannot listen on %s:%u: %s\n",
+			a->o.listen_host, a->o.listen_port, strerror(errno));
+	return d;
+}
+
+void jt_http_stop(struct MHD_Daemon *d)
+{
+	if (d)
+		MHD_stop_daemon(d);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's HTTP endpoints (libmicrohttpd): /debug/pprof/profile as Go's
+ * net/http/pprof serves it, /metrics, /audit, /healthz. Bounded: a few
+ * connections at once, small headers, an idle timeout.
+ */
+#ifndef JT_AGENT_HTTP_H
+#define JT_AGENT_HTTP_H
+
+#include "agent/agent.h"
+
+#define JT_HTTP_CONNECTIONS 8
+#define JT_HTTP_IDLE_SECS 10
+#define JT_HTTP_HEADER_BYTES 8192
+#define JT_HTTP_MAX_SECONDS 300
+
+struct MHD_Daemon;
+
+/* NULL after saying why on stderr. */
+struct MHD_Daemon *jt_http_start(struct jt_agent *a);
+void jt_http_stop(struct MHD_Daemon *d);
+
+#endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "agent/jitbudget.h"
+#include "agent/profiles.h"
+#include "agent/push.h"
+#include "agent/spool.h"
+#include "export/pprof.h"
+#include "export/pprof_named.h"
+#include "model/pipeline.h"
+
+struct cutter {
+	struct jt_agent *a;
+	struct jt_stream s;
+	struct jt_pipe p;
+	struct jt_profile_req win; /* this thread's own: no lock */
+	int64_t nanos;		   /* per sample, when the event gives none */
+	uint64_t period_ns;
+	struct jt_jitbudget budget;
+	bool budget_set; /* from the RSS once the capture runs */
+};
+
+/*
+ * A cut may wait this long after its end for stragglers: the stream's
+ * reorder window, a sample waiting for its code-load record, a round.
+ */
+#define CUT_AFTER_NS (JT_REORDER_NS + JT_RETRO_NS + 100000000ULL)
+
+uint64_t jt_agent_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int64_t real_ns(const struct jt_agent *a, uint64_t mono)
+{
+	return (int64_t)mono + a->mono_to_real;
+}
+
+static int req_begin(struct cutter *c, struct jt_profile_req *r, uint64_t start,
+		     uint64_t len)
+{
+	r->start = start;
+	r->end = start + len;
+	r->samples = 0;
+	r->pprof = jt_pprof_new(real_ns(c->a, start), c->period_ns);
+	return r->pprof ? 0 : -ENOMEM;
+}
+
+/* Encode what r holds; its duration is what it covered. */
+static void req_cut(struct jt_profile_req *r, uint64_t until)
+{
+	if (!r->pprof) {
+		r->err = -ENOMEM;
+		return;
+	}
+	jt_pprof_set_duration(r->pprof,
+			      (until < r->end ? until : r->end) - r->start);
+	r->err = jt_pprof_encode(r->pprof, &r->buf, &r->len);
+	jt_pprof_free(r->pprof);
+	r->pprof = NULL;
+}
+
+/* JIT file bytes past --max-memory's share: counted, never read. */
+static uint64_t truncated_bytes(const struct jt_stream *s)
+{
+	uint64_t n = s->gone_truncated;
+	size_t i;
+
+	for (i = 0; i < s->nsources; i++)
+		n += s->sources[i]->truncated;
+	return n;
+}
+
+/* How much of the model is alive: once a window, O(processes). */
+static void count_alive(struct cutter *c, struct jt_model *m)
+{
+	struct jt_agent *a = c->a;
+	uint64_t regions = 0, syms = 0, cow = 0;
+	unsigned int n = 0;
+	struct jt_proc *p;
+
+	for (p = m->first; p; p = p->next) {
+		if (p->dead_ns)
+			continue;
+		if (p->as) {
+			regions += jt_aspace_count(p->as);
+			cow += jt_treap_count(&p->as->cow);
+		}
+		syms += jt_treap_count(&p->jitdump.t) +
+			jt_treap_count(&p->perfmap.t);
+		if ((jt_treap_count(&p->jitdump.t) ||
+		     jt_treap_count(&p->perfmap.t)) &&
+		    n < JT_AGENT_JIT_PIDS)
+			a->jit_pids[n++] = p->pid;
+	}
+	a->njit_pids = n;
+	a->met.jit_truncated_bytes = truncated_bytes(&c->s);
+	a->met.procs = m->nprocs;
+	a->met.regions = regions;
+	a->met.jit_syms = syms;
+	a->met.cow_pages = cow;
+}
+
+static void window_out(struct cutter *c, uint64_t until)
+{
+	struct jt_profile_req *w = &c->win;
+	struct jt_agent *a = c->a;
+	int64_t from = real_ns(a, w->start) / 1000000000LL;
+	int64_t to = real_ns(a, w->end) / 1000000000LL;
+
+	req_cut(w, until);
+	pthread_mutex_lock(&a->lock);
+	a->met.windows++;
+	a->met.window_bytes = w->len;
+	count_alive(c, &c->p.m);
+	a->met.retro_forced = c->p.retro_forced;
+	pthread_mutex_unlock(&a->lock);
+	if (!w->err && a->spool)
+		jt_spool_write(a->spool, from, w->buf, w->len);
+	if (!w->err && a->push)
+		jt_push_enqueue(a->push, from, to, w->buf, w->len);
+	free(w->buf);
+	w->buf = NULL;
+}
+
+/* Cut every window that ended by t; the next starts where t falls. */
+static void windows_to(struct cutter *c, uint64_t t)
+{
+	uint64_t wn = c->a->o.window_ns, next;
+
+	if (t < c->win.end)
+		return;
+	window_out(c, c->win.end);
+	next = c->win.end + (t - c->win.end) / wn * wn;
+	if (req_begin(c, &c->win, next, wn))
+		c->win.err = -ENOMEM;
+}
+
+/* Requests that ended by t are cut and their waiters woken. */
+static void reqs_to(struct cutter *c, uint64_t t)
+{
+	struct jt_agent *a = c->a;
+	struct jt_profile_req *r;
+	bool woke = false;
+
+	for (r = a->reqs; r; r = r->next) {
+		if (r->done || t < r->end)
+			continue;
+		req_cut(r, r->end);
+		r->done = true;
+		woke = true;
+	}
+	if (woke)
+		pthread_cond_broadcast(&a->cond);
+}
+
+static void count_sample(struct jt_agent_metrics *met,
+			 const struct jt_symres *y)
+{
+	met->samples++;
+	if (y->kernel)
+		met->kernel_samples++;
+	else if (y->source <= JT_SRC_ANON)
+		met->by_source[y->source]++;
+	if (y->retro)
+		met->retro++;
+}
+
+static void add_sample(struct cutter *c, struct jt_model *m,
+		       const struct jt_sample *smp, const struct jt_symres *y)
+{
+	struct jt_agent *a = c->a;
+	bool cb = a->o.callchain;
+	struct jt_profile_req *r;
+
+	if (smp->time < c->win.start) {
+		a->met.late_samples++;
+	} else if (c->win.pprof) {
+		if (jt_pprof_add_named(c->win.pprof, m, smp, y, cb, c->nanos))
+			c->win.err = -ENOMEM;
+		c->win.samples++;
+	}
+	for (r = a->reqs; r; r = r->next) {
+		if (r->done || smp->time < r->start || smp->time >= r->end ||
+		    (r->pid && r->pid != smp->pid) || !r->pprof)
+			continue;
+		if (jt_pprof_add_named(r->pprof, m, smp, y, cb, c->nanos))
+			r->err = -ENOMEM;
+		r->samples++;
+	}
+}
+
+static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
+		    const struct jt_symres *y)
+{
+	struct cutter *c = ctx;
+	struct jt_agent *a = c->a;
+	struct jt_sample smp;
+
+	/* Items reach us in time order: one at t closes all before it. */
+	windows_to(c, it->time);
+	if (it->kind == JT_IT_JIT)
+		jt_jitbudget_loaded(
+			&c->budget, &c->p,
+			((const struct jt_jit_item *)it->data)->pid);
+	pthread_mutex_lock(&a->lock);
+	a->met.items[it->kind < 3 ? it->kind : 0]++;
+	reqs_to(c, it->time);
+	if (y && y->is_sample &&
+	    !jt_perf_sample(it->data, it->len, c->s.sample_type, &smp)) {
+		count_sample(&a->met, y);
+		add_sample(c, m, &smp, y);
+		jt_jitbudget_sampled(&c->budget, smp.pid, smp.time);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+/*
+ * A quiet machine sends no items to close a window: the ROUND marks say
+ * how far the capture has read, and past CUT_AFTER_NS nothing earlier
+ * can still come but a sample held for its code (counted late).
+ */
+static void on_round(void *ctx, uint64_t horizon)
+{
+	struct cutter *c = ctx;
+	struct jt_agent *a = c->a;
+
+	if (!c->budget_set) {
+		uint64_t base = jt_agent_rss();
+
+		/*
+		 * Half of what is left: the other half is for JIT records in
+		 * flight (the reorder window holds a file's burst at once)
+		 * and for what the allocator keeps after an eviction.
+		 */
+		c->budget_set = true;
+		jt_jitbudget_init(&c->budget,
+				  a->o.max_memory > base ?
+					  (a->o.max_memory - base) / 2 :
+					  0);
+	}
+	pthread_mutex_lock(&a->lock);
+	a->met.jit_evicted_procs = c->budget.evicted_procs;
+	a->met.jit_evicted_syms = c->budget.evicted_syms;
+	a->horizon = horizon;
+	a->met.lost = c->s.lost;
+	a->met.perf_lost_records = c->s.perf_lost;
+	if (horizon > CUT_AFTER_NS)
+		reqs_to(c, horizon - CUT_AFTER_NS);
+	pthread_mutex_unlock(&a->lock);
+	if (horizon > CUT_AFTER_NS)
+		windows_to(c, horizon - CUT_AFTER_NS);
+}
+
+static void proc_gone(void *ctx, struct jt_model *m, struct jt_proc *p)
+{
+	struct cutter *c = ctx;
+
+	jt_jitbudget_exited(&c->budget, p->pid);
+}
+
+/* CPU time per sample: the period of a clock event, else 1/frequency. */
+static void sample_clock(struct cutter *c)
+{
+	const char *ev = jt_stream_meta(&c->s, "perf.event");
+	uint64_t hz = c->a->o.freq;
+
+	c->period_ns = hz ? 1000000000ULL / hz : 1000000;
+	c->nanos =
+		ev && (!strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock")) ?
+			0 :
+			(int64_t)c->period_ns;
+}
+
+/* The stream ended (SIGTERM): what was cut so far goes out. */
+static void drain_all(struct cutter *c)
+{
+	struct jt_agent *a = c->a;
+	uint64_t now = a->horizon ? a->horizon : jt_agent_now();
+
+	if (c->win.pprof && now > c->win.start)
+		window_out(c, now);
+	jt_pprof_free(c->win.pprof);
+	c->win.pprof = NULL;
+	pthread_mutex_lock(&a->lock);
+	a->ended = true;
+	reqs_to(c, UINT64_MAX);
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void *jt_profiles_run(void *agent)
+{
+	struct cutter c = { .a = agent };
+	struct jt_pipe_ops ops = {
+		.item = on_item, .exited = proc_gone, .ctx = &c, .named = true
+	};
+	char path[64], msg[256];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", c.a->fd);
+	err = jt_stream_open(&c.s, path, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "jittrace: agent: %s\n", msg);
+		drain_all(&c);
+		return NULL;
+	}
+	c.s.free_dead_sources = true;
+	c.s.on_round = on_round;
+	c.s.round_ctx = &c;
+	sample_clock(&c);
+	jt_jitbudget_init(&c.budget, c.a->o.max_memory / 2);
+	if (req_begin(&c, &c.win, jt_agent_now(), c.a->o.window_ns))
+		c.win.err = -ENOMEM;
+	err = jt_pipe_run(&c.p, &c.s, &ops);
+	if (err)
+		fprintf(stderr, "jittrace: agent: reading the capture: %s\n",
+			strerror(-err));
+	drain_all(&c);
+	jt_jitbudget_free(&c.budget);
+	jt_pipe_free(&c.p);
+	jt_stream_free(&c.s);
+	return NULL;
+}
+
+static void req_unlink(struct jt_agent *a, struct jt_profile_req *r)
+{
+	struct jt_profile_req **pp;
+
+	for (pp = &a->reqs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			a->nreqs--;
+			return;
+		}
+}
+
+static int req_wait(struct jt_agent *a, struct jt_profile_req *r)
+{
+	uint64_t give_up = r->end + CUT_AFTER_NS + 10000000000ULL;
+	struct timespec ts;
+	int64_t real;
+
+	while (!r->done) {
+		/* cond waits on CLOCK_REALTIME: convert the deadline. */
+		real = real_ns(a, give_up);
+		ts.tv_sec = real / 1000000000LL;
+		ts.tv_nsec = real % 1000000000LL;
+		if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) ==
+			    ETIMEDOUT &&
+		    !r->done)
+			return -ETIMEDOUT;
+	}
+	return r->err;
+}
+
+int jt_profiles_request(struct jt_agent *a, uint32_t pid, uint64_t seconds,
+			void **buf, size_t *len)
+{
+	struct jt_profile_req *r = calloc(1, sizeof(*r));
+	uint64_t hz = a->o.freq ? a->o.freq : 1;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->pid = pid;
+	r->start = jt_agent_now();
+	r->end = r->start + seconds * 1000000000ULL;
+	r->pprof = jt_pprof_new(real_ns(a, r->start), 1000000000LL / hz);
+	pthread_mutex_lock(&a->lock);
+	if (!r->pprof)
+		err = -ENOMEM;
+	else if (a->ended || !a->capturing)
+		err = -ESHUTDOWN;
+	else if (a->nreqs >= JT_AGENT_MAX_REQS)
+		err = -EBUSY;
+	else
+		err = 0;
+	if (!err) {
+		r->next = a->reqs;
+		a->reqs = r;
+		a->nreqs++;
+		err = req_wait(a, r);
+		req_unlink(a, r);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!err) {
+		*buf = r->buf;
+		*len = r->len;
+		r->buf = NULL;
+	}
+	jt_pprof_free(r->pprof);
+	free(r->buf);
+	free(r);
+	return err;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A system-wide recording written to a descriptor instead of a file,
+ * for as long as no SIGINT or SIGTERM came: what the agent reads live,
+ * through the same stream and pipeline as a recording on disk.
+ */
+#ifndef JT_RECORD_LIVE_H
+#define JT_RECORD_LIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "record/probes.h"
+
+struct jt_live_opts {
+	uint64_t freq;
+	const char *event; /* NULL: cycles, cpu-clock without a PMU */
+	bool callchain;
+	bool cow;
+	enum jt_tier_want tier;
+	uint64_t max_jit_bytes; /* per JIT file, the rest counted */
+	bool verbose;
+	/* Called once every probe is attached and sampling runs. */
+	void (*ready)(void *ctx);
+	void *ctx;
+};
+
+/* Closes fd when done; 0, or -errno after saying why on stderr. */
+int jt_record_live(const struct jt_live_opts *lo, int fd);
+/* Ask a running jt_record_live to finish (as SIGTERM does). */
+void jt_record_live_stop(void);
+#endif
