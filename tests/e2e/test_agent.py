@@ -302,7 +302,164 @@ def test_agent_memory_stays_under_its_cap_with_a_huge_perfmap():
     assert m["jittrace_jit_evicted_processes_total"] >= 1, m
     assert m['jittrace_lost_total{cause="jit_evicted"}'] > 0, m
     assert m["jittrace_agent_peak_rss_bytes"] < cap_mb << 20, m
-    print(f"    peak RSS {m['jittrace_agent_peak_rss_bytes'] / 2**20:.0f} MB under "
-          f"--max-memory {cap_mb}; {m['jittrace_lost_total{cause="jit_bytes_cut"}'] / 2**20:.0f}"
-          f" MB of perf-map not read, {m['jittrace_lost_total{cause="jit_evicted"}']:.0f}"
-          " JIT records evicted")
+    cut_mb = m['jittrace_lost_total{cause="jit_bytes_cut"}'] / 2**20
+    gone = m['jittrace_lost_total{cause="jit_evicted"}']
+    peak = m["jittrace_agent_peak_rss_bytes"] / 2**20
+    print(f"    peak RSS {peak:.0f} MB under --max-memory {cap_mb}; "
+          f"{cut_mb:.0f} MB of perf-map not read, {gone:.0f} JIT records evicted")
+
+
+def scrape_while(cmd, seconds, freq="199"):
+    """The agent's profile of `seconds` while cmd runs under jittrace
+    record: (pprof samples, the recording)."""
+    prof = os.path.join(TMP, f"agent-{next(_n)}.pb.gz")
+    with agent("-F", freq) as a:
+        t, res = fetch_in_background(
+            f"{a.url}/debug/pprof/profile?seconds={seconds}", prof)
+        time.sleep(0.5)
+        _, data = record(cmd, ["-F", freq])
+        t.join()
+    assert res["p"].returncode == 0, res["p"].stderr
+    return pprof_raw(prof)[1], data
+
+
+_n = iter(range(10**6))
+
+
+def jit_share(samples, pid, source):
+    """Of pid's user samples, how many are named from source, and the
+    names they got."""
+    mine = [(n, fr[0], lab["source"]) for n, _, fr, lab in samples
+            if lab.get("pid") == str(pid) and lab.get("source") != "kallsyms"]
+    total = sum(n for n, _, _ in mine)
+    named = sum(n for n, _, src in mine if src == source)
+    return named / max(total, 1), total, {f for _, f, src in mine if src == source}
+
+
+def report_share(data, pid, source):
+    rows = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    mine = [r for r in rows if r["pid"] == pid and r.get("source") != "kallsyms"]
+    total = sum(r["samples"] for r in mine)
+    return sum(r["samples"] for r in mine if r.get("source") == source) / max(total, 1)
+
+
+def test_agent_names_node_and_lli_jit_code_as_report_does():
+    """Real runtimes: Node with --perf-prof and lli's MCJIT write jitdumps;
+    the agent names their samples from them, as report does, with the
+    same share of named samples within sampling noise."""
+    need("go")
+    need("node")
+    need("lli")
+    import jitdump
+    from test_runtimes import JS, workdir
+    d = workdir("agent-node")
+    samples, data = scrape_while(["sh", "-c", f"cd {d} && exec node --perf-prof {JS} 2"], 5)
+    pid = int(os.path.basename(glob.glob(os.path.join(d, "jit-*.dump"))[0])[4:-5])
+    names = {r[4] for r in jitdump.read(os.path.join(d, f"jit-{pid}.dump"))
+             if r[1] == "load"}
+    got, n, named = jit_share(samples, pid, "jitdump")
+    want = report_share(data, pid, "jitdump")
+    assert n >= 200 and abs(got - want) <= 2 * SHARE_TOLERANCE, (got, want, n)
+    assert named and named <= names, named - names
+    assert any(f.startswith("JS:*made_") for f in named), named
+    print(f"    node: {got:.1%} of {n} samples named from the jitdump (report: {want:.1%})")
+    d = workdir("agent-lli")
+    ll = os.path.join(os.path.dirname(JS), "hot.ll")
+    samples, data = scrape_while(["env", f"JITDUMPDIR={d}", "lli", "-jit-kind=mcjit", ll], 4,
+                                 freq="999")
+    dump = glob.glob(os.path.join(d, ".debug/jit/*/jit-*.dump"))[0]
+    pid = int(os.path.basename(dump)[4:-5])
+    got, n, named = jit_share(samples, pid, "jitdump")
+    want = report_share(data, pid, "jitdump")
+    assert n >= 200 and abs(got - want) <= 2 * SHARE_TOLERANCE, (got, want, n)
+    assert "spin" in named, named
+    print(f"    lli: {got:.1%} of {n} samples named from the jitdump (report: {want:.1%})")
+
+
+def test_agent_names_a_containers_perf_map():
+    """Node in its own PID and mount namespaces writes /tmp/perf-1.map in
+    a /tmp only it sees; the agent reads it through /proc/PID/root."""
+    need("go")
+    need("node")
+    need("unshare")
+    from test_containers import BOX_JS, box_dir, container, perfmap_truth
+    tmp = box_dir("agent-ct")
+    prof = os.path.join(TMP, "agent-ct.pb.gz")
+    with agent("-F", "199") as a:
+        t, res = fetch_in_background(f"{a.url}/debug/pprof/profile?seconds=5", prof)
+        time.sleep(0.5)
+        run([*AS_USER, *container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2")])
+        t.join()
+    assert res["p"].returncode == 0, res["p"].stderr
+    truth = {n for _, _, n in perfmap_truth(f"{tmp}/perf-1.map")}
+    _, samples = pprof_raw(prof)
+    node = [(n, fr[0], lab["source"]) for n, _, fr, lab in samples
+            if lab.get("comm") == "node" and lab.get("source") != "kallsyms"]
+    named = [(n, f) for n, f, src in node if src == "perfmap"]
+    assert sum(n for n, _ in named) > 50, node[:10]
+    assert {f for _, f in named} <= truth, {f for _, f in named} - truth
+    print(f"    {sum(n for n, _ in named)}/{sum(n for n, _, _ in node)} of node's "
+          "user samples named from the container's perf-1.map")
+
+
+UNIT = os.path.join(os.path.dirname(__file__), "../../packaging/systemd/jittrace-agent.service")
+
+
+def unit_caps():
+    """The unit's AmbientCapabilities, as setpriv names them; those this
+    machine's bounding set lacks are left out, loudly."""
+    line = next(l for l in open(UNIT) if l.startswith("AmbientCapabilities="))
+    caps = [c[len("CAP_"):].lower() for c in line.split("=", 1)[1].split()]
+    have = []
+    for c in caps:
+        ok = subprocess.run(["setpriv", f"--inh-caps=+{c}", f"--ambient-caps=+{c}",
+                             "true"], capture_output=True).returncode == 0
+        if ok:
+            have.append(c)
+        else:
+            print(f"    NOTE: CAP_{c.upper()} is not in this machine's bounding set: "
+                  "run without it")
+    return have
+
+
+def as_nobody_with(caps):
+    import pwd
+    pw = pwd.getpwnam("nobody")
+    spec = ",".join("+" + c for c in caps)
+    return ["setpriv", "--reuid", str(pw.pw_uid), "--regid", str(pw.pw_gid),
+            "--clear-groups", f"--inh-caps={spec}", f"--ambient-caps={spec}"]
+
+
+def test_agent_runs_as_nobody_with_the_units_capabilities():
+    """Not root: a uid of its own and the unit's capabilities. A JIT run
+    by another user is named from its perf-map, the kernel from kallsyms."""
+    need("go")
+    import pwd
+    caps = unit_caps()
+    daemon = pwd.getpwnam("daemon")
+    prof = os.path.join(TMP, "agent-caps.pb.gz")
+    with agent("-F", "199", prefix=as_nobody_with(caps)) as a:
+        assert a.get("/healthz")[0] == 200
+        t, res = fetch_in_background(f"{a.url}/debug/pprof/profile?seconds=4", prof)
+        time.sleep(0.5)
+        run(["setpriv", "--reuid", str(daemon.pw_uid), "--regid", str(daemon.pw_gid),
+             "--clear-groups", os.path.join(WL, "jitgen"), "reuse", "4", "2.0", "-m"])
+        t.join()
+        status = open(f"/proc/{a.p.pid}/status").read()
+        assert re.search(r"^Uid:\s+65534\b", status, re.M), status
+    assert res["p"].returncode == 0, res["p"].stderr
+    _, samples = pprof_raw(prof)
+    jit = leaf_counts(samples, comm="jitgen", source="perfmap")
+    assert {k for k in jit if k.startswith("reused_")} == {f"reused_{i}" for i in range(4)}, jit
+    if "syslog" in caps:
+        assert sum(n for n, _, _, lab in samples if lab.get("source") == "kallsyms") > 0
+
+
+def test_doctor_names_the_missing_capability():
+    caps = [c for c in unit_caps() if c != "perfmon"]
+    p = run([*as_nobody_with(caps), JT, "doctor"], check=False)
+    assert p.returncode == 1, p.stdout
+    assert re.search(r"^  privileges +no +.*missing: CAP_PERFMON$", p.stdout, re.M), p.stdout
+    assert re.search(r"^  CAP_PERFMON +missing +needed: ", p.stdout, re.M), p.stdout
+    for c in caps:
+        assert re.search(rf"^  CAP_{c.upper()} +ok ", p.stdout, re.M), (c, p.stdout)

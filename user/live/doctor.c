@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include "jittrace.h"
 #include "jittrace.skel.h"
+#include "live/caps.h"
 #include "record/perf_rings.h"
 #include "record/probes.h"
 
@@ -31,6 +32,43 @@ static void read_first_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
+/* "root, or CAP_BPF, ...: missing CAP_PERFMON" */
+static const char *missing_caps(char *buf, size_t len)
+{
+	size_t i, n;
+
+	n = snprintf(buf, len,
+		     "needs root or the required capabilities; "
+		     "missing:");
+	for (i = 0; i < jt_ncap_uses && n < len; i++)
+		if (jt_cap_uses[i].required &&
+		    !jt_cap_effective(jt_cap_uses[i].cap))
+			n += snprintf(buf + n, len - n, " %s",
+				      jt_cap_uses[i].name);
+	return buf;
+}
+
+/* Without root, each capability record and agent use, and what for. */
+static void check_caps(void)
+{
+	char what[160];
+	size_t i;
+
+	if (!geteuid())
+		return;
+	for (i = 0; i < jt_ncap_uses; i++) {
+		const struct jt_cap_use *c = &jt_cap_uses[i];
+		bool have = jt_cap_effective(c->cap);
+
+		snprintf(what, sizeof(what), "%s%s",
+			 have	     ? "" :
+			 c->required ? "needed: " :
+				       "without it, no ",
+			 c->what);
+		line(c->name, have ? "ok" : "missing", what);
+	}
+}
+
 static void check_system(void)
 {
 	char buf[256];
@@ -39,7 +77,8 @@ static void check_system(void)
 	printf("system\n");
 	line("privileges", jt_privileges() ? "ok" : "no",
 	     jt_privileges() ? jt_privileges() :
-			       "record needs root: sudo jittrace record");
+			       missing_caps(buf, sizeof(buf)));
+	check_caps();
 	line("BTF", access("/sys/kernel/btf/vmlinux", R_OK) ? "missing" : "ok",
 	     "/sys/kernel/btf/vmlinux");
 	err = jt_ensure_tracefs();
@@ -139,7 +178,7 @@ int cmd_doctor(int argc, char **argv)
 	jt_libbpf_quiet(argc > 1);
 	check_system();
 	check_pmu();
-	if (geteuid()) {
+	if (!jt_privileges()) {
 		printf("probes\n  (run as root to probe what record can "
 		       "load)\n");
 		return 1;
