@@ -118,7 +118,7 @@ static void window_out(struct cutter *c, uint64_t until)
 	pthread_mutex_lock(&a->lock);
 	a->met.windows++;
 	a->met.window_bytes = w->len;
-	count_alive(c, &c->p.m);
+	count_alive(c, &c->p.ahead); /* where the JIT tables are */
 	a->met.retro_forced = c->p.retro_forced;
 	pthread_mutex_unlock(&a->lock);
 	if (!w->err && a->spool)
@@ -298,9 +298,11 @@ static void drain_all(struct cutter *c)
 void *jt_profiles_run(void *agent)
 {
 	struct cutter c = { .a = agent };
-	struct jt_pipe_ops ops = {
-		.item = on_item, .exited = proc_gone, .ctx = &c, .named = true
-	};
+	struct jt_pipe_ops ops = { .item = on_item,
+				   .exited = proc_gone,
+				   .ctx = &c,
+				   .named = true,
+				   .jit_naming_only = true };
 	char path[64], msg[256];
 	int err;
 

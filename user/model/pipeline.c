@@ -44,7 +44,8 @@ static void apply(struct jt_model *m, const struct jt_item *it)
 static void deliver(struct jt_pipe *p, struct jt_item *it,
 		    struct jt_named *named)
 {
-	apply(&p->m, it);
+	if (it->kind != JT_IT_JIT || !p->ops->jit_naming_only)
+		apply(&p->m, it);
 	if (named)
 		jt_syms_count(&p->syms, named);
 	if (p->ops->item)

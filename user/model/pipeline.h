@@ -32,6 +32,11 @@ struct jt_pipe_ops {
 	void *ctx;
 	bool named;	/* name samples */
 	bool keep_dead; /* keep exited processes (small inputs, tests) */
+	/*
+	 * The consumer never looks up a JIT function itself (the agent): JIT
+	 * records go to the naming model only, which halves their cost.
+	 */
+	bool jit_naming_only;
 	uint64_t until; /* stop before the first item later; 0: all */
 };
 
