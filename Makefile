@@ -119,6 +119,8 @@ demo:
 
 # BENCH_REPORT="FUNCTIONS SECONDS FREQ BUDGET" sizes the naming benchmark.
 BENCH_REPORT ?= 200000 20 50000 300
+# Seconds per scenario of the agent's cost against perf record -a.
+AGENT_BENCH_SECS ?= 60
 # How long the recorder-memory run lasts (the issue asks for 600).
 RECORD_MEMORY_SECS ?= 120
 bench:
@@ -126,6 +128,7 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@sh tests/bench/bench.sh $(OUT)
 	@python3 tests/bench/bench_capture.py $(OUT)
+	@python3 tests/bench/bench_agent.py $(OUT) $(AGENT_BENCH_SECS)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
 	@python3 tests/bench/bench_model.py $(OUT)
 	@sh tests/bench/record_memory.sh $(OUT) $(RECORD_MEMORY_SECS) 30

@@ -17,9 +17,11 @@ from agentlib import agent, fetch_in_background, leaf_counts, need, pprof_raw
 from jt import AS_USER, JT, TMP, WL, record, run, wait_for
 from test_jit import runs
 
-# Within sampling noise: a share of n samples varies by sqrt(p(1-p)/n),
-# at most 0.5/sqrt(n); both sides have at least 400 JIT samples, so two
-# standard deviations of their difference are under 0.05.
+# Within sampling noise: the agent and record sample the same run with
+# timers of their own, so a share p of n samples varies by sqrt(p(1-p)/n),
+# at most 0.5/sqrt(n). With at least 400 samples a side, two standard
+# deviations of one side are 0.05: the tolerance per function. A whole
+# process's named share (Node, lli; at least 200 samples) gets twice it.
 SHARE_TOLERANCE = 0.05
 
 
@@ -201,14 +203,15 @@ def test_agent_pushes_every_window_and_retries():
 def test_agent_sigterm_mid_window_writes_what_it_has():
     need("go")
     spool = os.path.join(TMP, "agent-sigterm")
-    with agent("-F", "99", "--window", "30", "--spool", spool):
+    with agent("-F", "99", "-g", "--window", "30", "--spool", spool):
         time.sleep(3)
     files = spool_files(spool)
     assert len(files) == 1 and os.listdir(spool) == [os.path.basename(files[0])]
     head, samples = pprof_raw(files[0])
     w0, w1 = pprof_time(head)
     assert 2.5e9 < w1 - w0 < 10e9, (w0, w1)
-    assert samples
+    # -g: call chains, leaf first, down to the syscall entry.
+    assert any(len(frames) > 2 for _, _, frames, _ in samples), samples[:5]
 
 
 def raw_http(port, data, timeout=5):
@@ -463,3 +466,32 @@ def test_doctor_names_the_missing_capability():
     assert re.search(r"^  CAP_PERFMON +missing +needed: ", p.stdout, re.M), p.stdout
     for c in caps:
         assert re.search(rf"^  CAP_{c.upper()} +ok ", p.stdout, re.M), (c, p.stdout)
+
+
+def test_agent_audit_is_audit_p():
+    """/audit answers what `audit -p PID --json` says of a live process,
+    and /audit alone covers every live process with JIT code."""
+    from jt import hx  # noqa: F401
+    f = os.path.join(TMP, "agent-cowhold.shared")
+    os.chmod(TMP, 0o777)
+    with agent("-F", "49", "--window", "1") as a:
+        proc = subprocess.Popen([*AS_USER, os.path.join(WL, "cowhold"),
+                                 os.path.join(WL, "libjtcow.so"), f, TMP],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            for line in proc.stdout:
+                if line.startswith("ready"):
+                    break
+            want = json.loads(run([JT, "audit", "-p", str(proc.pid), "--json"]).stdout)
+            status, body = a.get(f"/audit?pid={proc.pid}")
+            assert status == 200
+            assert json.loads(body) == want
+            assert {r["kind"] for r in want} >= {"cow", "perfmap-reuse", "jit-orphan"}
+            wait_for("the agent to know its JIT code", lambda: any(
+                r["pid"] == proc.pid for r in json.loads(a.get("/audit")[1])), 30)
+            mine = [r for r in json.loads(a.get("/audit")[1]) if r["pid"] == proc.pid]
+            assert mine == want
+        finally:
+            subprocess.run(["pkill", "-KILL", "-f", "cowhold"])
+            proc.wait()
+            os.unlink(f"/tmp/perf-{proc.pid}.map")

@@ -22,6 +22,10 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned int code,
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* As Go's net/http/pprof answers: a download named "profile". */
+	if (!strcmp(type, "application/octet-stream"))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					"attachment; filename=\"profile\"");
 	if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
 	ret = MHD_queue_response(c, code, r);

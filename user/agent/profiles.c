@@ -235,14 +235,14 @@ static void on_round(void *ctx, uint64_t horizon)
 		uint64_t base = jt_agent_rss();
 
 		/*
-		 * Half of what is left: the other half is for JIT records in
+		 * A third of what is left: the rest is for JIT records in
 		 * flight (the reorder window holds a file's burst at once)
 		 * and for what the allocator keeps after an eviction.
 		 */
 		c->budget_set = true;
 		jt_jitbudget_init(&c->budget,
 				  a->o.max_memory > base ?
-					  (a->o.max_memory - base) / 2 :
+					  (a->o.max_memory - base) / 3 :
 					  0);
 	}
 	pthread_mutex_lock(&a->lock);

@@ -898,7 +898,8 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	r.o.perf.pages = 64; /* 256 KiB per CPU: 19 Hz fills little */
 	r.o.cow = lo->cow;
 	r.o.tier = lo->tier;
-	r.o.bpf_ring_kb = 8192;
+	/* Mapped twice, all of it in RSS: 4 MiB holds ~20K events. */
+	r.o.bpf_ring_kb = 4096;
 	r.o.max_jit_bytes = lo->max_jit_bytes;
 	r.o.verbose = lo->verbose;
 	r.o.argv = meta_argv + 2;
