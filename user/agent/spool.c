@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "agent/agent.h"
 #include "agent/spool.h"
+#include "lib/io.h"
 
 struct spooled {
 	char name[128];
@@ -112,23 +113,6 @@ struct jt_spool *jt_spool_open(struct jt_agent *a, const char *dir,
 	return s;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Oldest first, until the newest file fits; the newest always stays. */
 static void rotate(struct jt_spool *s)
 {
@@ -160,7 +144,7 @@ static int put(struct jt_spool *s, const char *name, const void *buf,
 		    0600);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, buf, len);
+	err = jt_write_all(fd, buf, len);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "export/jitelf.h"
+#include "lib/io.h"
 
 static const char shstrtab[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
 
@@ -13,23 +14,6 @@ enum { SH_NULL, SH_TEXT, SH_SYMTAB, SH_STRTAB, SH_SHSTRTAB, SH_NUM };
 static size_t align8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /*
@@ -97,7 +81,7 @@ int jt_jitelf_write(int fd, const char *name, uint64_t size)
 				       .sh_offset = shs,
 				       .sh_size = sizeof(shstrtab),
 				       .sh_addralign = 1 };
-	err = write_all(fd, buf, total);
+	err = jt_write_all(fd, buf, total);
 	free(buf);
 	return err;
 }

@@ -16,6 +16,7 @@
 #include "export/pprof.h"
 #include "export/pprof_named.h"
 #include "jittrace.h"
+#include "lib/io.h"
 #include "lib/perf_rec.h"
 #include "views/view.h"
 
@@ -150,29 +151,19 @@ static int64_t wall_start(const struct jt_stream *s, uint64_t first_ns)
 	return t;
 }
 
-static int write_all(const char *path, const void *buf, size_t len)
+static int write_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path,
 		      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		      0644);
-	const char *p = buf;
-	ssize_t n;
+	int err;
 
 	if (fd < 0)
 		return -errno;
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		p += n;
-		len -= n;
-	}
-	return close(fd) ? -errno : 0;
+	err = jt_write_all(fd, buf, len);
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
 }
 
 static int finish_pprof(struct export *x)
@@ -184,7 +175,7 @@ static int finish_pprof(struct export *x)
 	jt_pprof_set_duration(x->pprof, x->last_ns - x->first_ns);
 	err = jt_pprof_encode(x->pprof, &buf, &len);
 	if (!err) {
-		err = write_all(x->output, buf, len);
+		err = write_file(x->output, buf, len);
 		free(buf);
 	}
 	return err;
