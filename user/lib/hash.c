@@ -10,7 +10,11 @@ uint64_t jt_hash_bytes(const void *p, size_t len)
 
 	while (len--)
 		h = (h ^ *s++) * 1099511628211ULL;
-	return h;
+	/*
+	 * FNV's low bits, which pick the slot, hear little of the bytes
+	 * before the last: names that differ in a digit clustered.
+	 */
+	return jt_hash_u64(h);
 }
 
 uint64_t jt_hash_u64(uint64_t x)

@@ -79,8 +79,6 @@ static bool traced(struct jt_jitfiles *j, pid_t pid)
 	return j->all || proc(j, pid);
 }
 
-static int process_euid(pid_t pid, uid_t *uid);
-
 struct ns_key {
 	uint64_t mntns;
 	uint32_t nspid;
@@ -131,6 +129,7 @@ static void watch_tmp(struct jt_jitfiles *j, const struct jt_jitproc *p)
 void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 {
 	struct jt_jitproc *p = proc(j, pid);
+	uint32_t ns_pid = 0;
 	struct ns_key k;
 	char num[16];
 
@@ -145,10 +144,10 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 		k = (struct ns_key){ p->mntns, p->nspid };
 		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
 	}
-	p->euid_known = !process_euid(pid, &p->euid);
+	p->euid_known = !jt_proc_status(pid, &p->euid, &ns_pid);
 	snprintf(num, sizeof(num), "%d", pid);
 	p->mntns = tmp_of(num);
-	p->nspid = jt_proc_nspid(pid) ?: nspid ?: (uint32_t)pid;
+	p->nspid = ns_pid ?: nspid ?: (uint32_t)pid;
 	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
 	if (p->own_tmp)
 		watch_tmp(j, p);
@@ -184,24 +183,6 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
 }
 
 /* The user the process runs as: the only one whose file we believe. */
-static int process_euid(pid_t pid, uid_t *uid)
-{
-	char path[64], line[256];
-	unsigned int r, e;
-	FILE *f;
-	int ok = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!ok && fgets(line, sizeof(line), f))
-		ok = sscanf(line, "Uid: %u %u", &r, &e) == 2;
-	fclose(f);
-	*uid = e;
-	return ok ? 0 : -ENOENT;
-}
-
 /*
  * Like perf: a regular file owned by the process's user or root. Opened
  * without following a final symlink, and checked on the open descriptor,
@@ -211,13 +192,15 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	struct stat st;
+	uint32_t nspid;
 	uid_t euid;
 
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	if (process_euid(pid, &euid)) {
+	/* Now, not when tracked: an exec may have changed it since. */
+	if (jt_proc_status(pid, &euid, &nspid)) {
 		if (!p || !p->euid_known)
 			return -ESRCH;
 		euid = p->euid;
@@ -459,6 +442,16 @@ static void process_gone(struct jt_jitfiles *j, pid_t pid)
 	untrack(j, pid);
 }
 
+/* Its files are read on the next pass, not only on the next sweep. */
+static void mark_written(struct jt_jitfiles *j, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		if (j->f[i].pid == pid)
+			j->f[i].dirty = true;
+}
+
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len)
 {
@@ -495,8 +488,10 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		break;
 	case JT_EV_MAPWRITE:
 		/* Its creation may have come before we knew the process. */
-		if (traced(j, h->pid))
+		if (traced(j, h->pid)) {
 			open_perfmap(j, h->pid, JT_FOUND_LIVE);
+			mark_written(j, h->pid);
+		}
 		break;
 	}
 }
@@ -551,8 +546,18 @@ static void drain_inotify(struct jt_jitfiles *j)
 	}
 }
 
+/*
+ * A pass reads the files written since the last one (their write(2)s
+ * came as events); every file is read once per sweep, for writes no
+ * event saw (a jitdump written through a mapping, pwrite). Reading every
+ * file on every pass was most of the recorder's time under churn.
+ */
+#define SWEEP_NS 100000000ULL
+
 void jt_jitfiles_poll(struct jt_jitfiles *j)
 {
+	uint64_t now = jt_now_ns();
+	bool sweep = now - j->swept_ns >= SWEEP_NS;
 	size_t i;
 
 	drain_inotify(j);
@@ -563,8 +568,14 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 
 			open_perfmap(j, p->pid, JT_FOUND_LIVE);
 		}
-	for (i = 0; i < j->n; i++)
+	for (i = 0; i < j->n; i++) {
+		if (!sweep && !j->f[i].dirty)
+			continue;
+		j->f[i].dirty = false;
 		read_file(j, &j->f[i]);
+	}
+	if (sweep)
+		j->swept_ns = now;
 }
 
 size_t jt_jitfiles_accepted(const struct jt_jitfiles *j)

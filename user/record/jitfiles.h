@@ -24,6 +24,7 @@ struct jt_jitfile {
 	uint64_t offset;
 	int status;  /* refused: the errno, recorded once, never retried */
 	bool capped; /* reached max_bytes: said and recorded */
+	bool dirty;  /* written since the last read (JT_EV_MAPWRITE) */
 };
 
 struct jt_jitproc {
@@ -65,6 +66,7 @@ struct jt_jitfiles {
 	char *buf;
 	uint64_t refused;
 	uint64_t bytes;
+	uint64_t swept_ns; /* when every file was last read */
 };
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,

@@ -2,7 +2,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,34 +37,62 @@ static void fill_hdr(struct jt_hdr *h, uint16_t type, size_t size, pid_t pid,
 	h->time = now;
 }
 
-uint32_t jt_proc_nspid(pid_t pid)
+/* "NSpid:\t12 1": one pid per nested namespace, the innermost last. */
+static uint32_t last_number(const char *p)
 {
-	char path[64], line[256];
-	unsigned int last = 0;
-	FILE *f;
+	unsigned long last = 0, v;
+	char *end;
+
+	for (;;) {
+		v = strtoul(p, &end, 10);
+		if (end == p)
+			return last;
+		last = v;
+		p = end;
+	}
+}
+
+/*
+ * One read of /proc/PID/status for both: generating it is most of what a
+ * new process costs the recorder, once per line read through stdio.
+ */
+int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid)
+{
+	char path[64], buf[4096], *l;
+	unsigned int r, e;
+	bool have_uid = false;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		/* One pid per nested namespace, the innermost last. */
-		for (;;) {
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			last = v;
-			p = end;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = 0;
+	*nspid = 0;
+	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		if (!strncmp(l, "Uid:", 4) &&
+		    sscanf(l, "Uid: %u %u", &r, &e) == 2) {
+			*euid = e;
+			have_uid = true;
+		} else if (!strncmp(l, "NSpid:", 6)) {
+			*nspid = last_number(l + 6);
 		}
-		break;
 	}
-	fclose(f);
-	return last;
+	return have_uid ? 0 : -ENOENT;
+}
+
+uint32_t jt_proc_nspid(pid_t pid)
+{
+	uint32_t nspid = 0;
+	uid_t euid;
+
+	jt_proc_status(pid, &euid, &nspid);
+	return nspid;
 }
 
 static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
