@@ -203,8 +203,17 @@ def test_agent_pushes_every_window_and_retries():
 def test_agent_sigterm_mid_window_writes_what_it_has():
     need("go")
     spool = os.path.join(TMP, "agent-sigterm")
-    with agent("-F", "99", "-g", "--window", "30", "--spool", spool):
+    prof = os.path.join(TMP, "agent-sigterm-request.pb.gz")
+    with agent("-F", "99", "-g", "--window", "30", "--spool", spool) as a:
+        # A scrape of 60 s is under way: it gets what there is.
+        t, res = fetch_in_background(f"{a.url}/debug/pprof/profile?seconds=60", prof)
         time.sleep(3)
+        t0 = time.monotonic()
+    t.join()
+    assert time.monotonic() - t0 < 15
+    assert res["p"].returncode == 0, res["p"].stderr
+    r0, r1 = pprof_time(pprof_raw(prof)[0])
+    assert 1e9 < r1 - r0 < 10e9, (r0, r1)
     files = spool_files(spool)
     assert len(files) == 1 and os.listdir(spool) == [os.path.basename(files[0])]
     head, samples = pprof_raw(files[0])
@@ -495,3 +504,28 @@ def test_agent_audit_is_audit_p():
             subprocess.run(["pkill", "-KILL", "-f", "cowhold"])
             proc.wait()
             os.unlink(f"/tmp/perf-{proc.pid}.map")
+
+
+def test_agent_metrics_count_what_it_saw():
+    """/metrics while jitpages holds 8 code pages in one kernel VMA: one
+    more coalesced finding, its JIT samples counted by source, and the
+    counters never go down."""
+    with agent("-F", "199", "--window", "1") as a:
+        before = a.metrics()
+        p = subprocess.Popen([*AS_USER, os.path.join(WL, "jitpages"), "8", "3"],
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            wait_for("the coalesced VMA", lambda: a.metrics()[
+                'jittrace_audit_findings{kind="coalesced"}']
+                >= before['jittrace_audit_findings{kind="coalesced"}'] + 1, 20)
+        finally:
+            p.wait()
+        wait_for("two windows cut", lambda: a.metrics()["jittrace_windows_total"]
+                 >= before["jittrace_windows_total"] + 2, 20)
+        after = a.metrics()
+    for k, v in before.items():
+        if k.endswith("_total") or "_total{" in k:
+            assert after[k] >= v, (k, v, after[k])
+    assert after['jittrace_events_total{kind="bpf"}'] > before['jittrace_events_total{kind="bpf"}']
+    assert after["jittrace_processes"] >= 1 and after["jittrace_regions"] >= 10
+    assert after["jittrace_agent_rss_bytes"] > 0

@@ -76,6 +76,7 @@ struct jt_agent_metrics {
 	uint64_t http_requests;
 	uint64_t http_rejected;
 	uint64_t cow_pages;
+	uint64_t coalesced; /* kernel VMAs holding several regions */
 };
 
 #define JT_AGENT_JIT_PIDS 64

@@ -108,7 +108,10 @@ static void alive(FILE *f, const struct jt_agent_metrics *m)
 	one(f, "jittrace_jit_symbols", "gauge",
 	    "JIT functions known in live processes.", m->jit_syms);
 	head(f, "jittrace_audit_findings", "gauge",
-	     "Discrepancies the model holds for live processes, by kind.");
+	     "audit's findings for live processes, by kind, as of the last "
+	     "window: coalesced kernel VMAs, private (copied) pages.");
+	labelled(f, "jittrace_audit_findings", "kind", "coalesced",
+		 m->coalesced);
 	labelled(f, "jittrace_audit_findings", "kind", "cow_page",
 		 m->cow_pages);
 }

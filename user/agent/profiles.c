@@ -59,8 +59,10 @@ static void req_cut(struct jt_profile_req *r, uint64_t until)
 		r->err = -ENOMEM;
 		return;
 	}
+	if (until > r->end)
+		until = r->end;
 	jt_pprof_set_duration(r->pprof,
-			      (until < r->end ? until : r->end) - r->start);
+			      until > r->start ? until - r->start : 0);
 	r->err = jt_pprof_encode(r->pprof, &r->buf, &r->len);
 	jt_pprof_free(r->pprof);
 	r->pprof = NULL;
@@ -77,11 +79,31 @@ static uint64_t truncated_bytes(const struct jt_stream *s)
 	return n;
 }
 
-/* How much of the model is alive: once a window, O(processes). */
+/* audit's "coalesced": kernel VMAs that hold more than one region. */
+static uint64_t coalesced(const struct jt_aspace *as)
+{
+	const struct jt_region *r = jt_aspace_first(as);
+	uint64_t n = 0;
+
+	while (r) {
+		size_t members = jt_aspace_vma_members(as, r);
+
+		if (members > 1 && jt_aspace_kvma(as, r).start == r->start) {
+			n++;
+			while (members-- && r)
+				r = jt_aspace_next(as, r);
+		} else {
+			r = jt_aspace_next(as, r);
+		}
+	}
+	return n;
+}
+
+/* How much of the model is alive: once a window, O(regions). */
 static void count_alive(struct cutter *c, struct jt_model *m)
 {
 	struct jt_agent *a = c->a;
-	uint64_t regions = 0, syms = 0, cow = 0;
+	uint64_t regions = 0, syms = 0, cow = 0, merged = 0;
 	unsigned int n = 0;
 	struct jt_proc *p;
 
@@ -91,6 +113,7 @@ static void count_alive(struct cutter *c, struct jt_model *m)
 		if (p->as) {
 			regions += jt_aspace_count(p->as);
 			cow += jt_treap_count(&p->as->cow);
+			merged += coalesced(p->as);
 		}
 		syms += jt_treap_count(&p->jitdump.t) +
 			jt_treap_count(&p->perfmap.t);
@@ -105,6 +128,7 @@ static void count_alive(struct cutter *c, struct jt_model *m)
 	a->met.regions = regions;
 	a->met.jit_syms = syms;
 	a->met.cow_pages = cow;
+	a->met.coalesced = merged;
 }
 
 static void window_out(struct cutter *c, uint64_t until)
@@ -142,17 +166,20 @@ static void windows_to(struct cutter *c, uint64_t t)
 		c->win.err = -ENOMEM;
 }
 
-/* Requests that ended by t are cut and their waiters woken. */
-static void reqs_to(struct cutter *c, uint64_t t)
+/*
+ * Requests that ended by t are cut and their waiters woken; at the end
+ * of the stream (all), every one, with what it has until t.
+ */
+static void reqs_to(struct cutter *c, uint64_t t, bool all)
 {
 	struct jt_agent *a = c->a;
 	struct jt_profile_req *r;
 	bool woke = false;
 
 	for (r = a->reqs; r; r = r->next) {
-		if (r->done || t < r->end)
+		if (r->done || (t < r->end && !all))
 			continue;
-		req_cut(r, r->end);
+		req_cut(r, t);
 		r->done = true;
 		woke = true;
 	}
@@ -211,7 +238,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 			((const struct jt_jit_item *)it->data)->pid);
 	pthread_mutex_lock(&a->lock);
 	a->met.items[it->kind < 3 ? it->kind : 0]++;
-	reqs_to(c, it->time);
+	reqs_to(c, it->time, false);
 	if (y && y->is_sample &&
 	    !jt_perf_sample(it->data, it->len, c->s.sample_type, &smp)) {
 		count_sample(&a->met, y);
@@ -252,7 +279,7 @@ static void on_round(void *ctx, uint64_t horizon)
 	a->met.lost = c->s.lost;
 	a->met.perf_lost_records = c->s.perf_lost;
 	if (horizon > CUT_AFTER_NS)
-		reqs_to(c, horizon - CUT_AFTER_NS);
+		reqs_to(c, horizon - CUT_AFTER_NS, false);
 	pthread_mutex_unlock(&a->lock);
 	if (horizon > CUT_AFTER_NS)
 		windows_to(c, horizon - CUT_AFTER_NS);
@@ -290,7 +317,7 @@ static void drain_all(struct cutter *c)
 	c->win.pprof = NULL;
 	pthread_mutex_lock(&a->lock);
 	a->ended = true;
-	reqs_to(c, UINT64_MAX);
+	reqs_to(c, now, true);
 	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 }
