@@ -529,3 +529,26 @@ def test_agent_metrics_count_what_it_saw():
     assert after['jittrace_events_total{kind="bpf"}'] > before['jittrace_events_total{kind="bpf"}']
     assert after["jittrace_processes"] >= 1 and after["jittrace_regions"] >= 10
     assert after["jittrace_agent_rss_bytes"] > 0
+
+
+def test_agent_listens_on_a_name_and_on_ipv6():
+    from agentlib import free_port
+    for host, url_host in (("localhost", "localhost"), ("[::1]", "[::1]")):
+        port = free_port()
+        p = subprocess.Popen([JT, "agent", "--listen", f"{host}:{port}"],
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            for line in p.stderr:
+                if "agent: serving" in line:
+                    break
+            assert f"http://{url_host}:{port}/" in line, line
+            import urllib.request
+            with urllib.request.urlopen(f"http://{url_host}:{port}/healthz", timeout=10) as r:
+                assert r.status == 200 and r.read() == b"ok\n"
+        finally:
+            p.terminate()
+            assert p.wait(timeout=30) == 0
+    bad = run([JT, "agent", "--listen", "nosuchhost.invalid:1"], check=False)
+    assert bad.returncode == 1 and "nosuchhost.invalid" in bad.stderr, bad.stderr
+    bad = run([JT, "agent", "--listen", "6060"], check=False)
+    assert bad.returncode == 2 and "--listen wants ADDR:PORT" in bad.stderr

@@ -50,7 +50,12 @@ static int parse_listen(const char *s, struct jt_agent_opts *o)
 	port = strtoul(colon + 1, &end, 10);
 	if (*end || !colon[1] || port > 65535)
 		return -1;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+	/* "[::1]:6060": an IPv6 literal in brackets, as URLs write it. */
+	if (s[0] == '[' && colon[-1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s - 2),
+			 s + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
 	o->listen_host = host;
 	o->listen_port = port;
 	return 0;
@@ -194,14 +199,17 @@ static int64_t mono_to_real(void)
 static void ready(void *ctx)
 {
 	struct jt_agent *a = ctx;
+	bool v6 = strchr(a->o.listen_host, ':');
 
 	pthread_mutex_lock(&a->lock);
 	a->capturing = true;
 	pthread_mutex_unlock(&a->lock);
 	fprintf(stderr,
-		"jittrace: agent: serving http://%s:%u/debug/pprof/profile; "
+		"jittrace: agent: serving "
+		"http://%s%s%s:%u/debug/pprof/profile; "
 		"SIGTERM to stop\n",
-		a->o.listen_host, a->o.listen_port);
+		v6 ? "[" : "", a->o.listen_host, v6 ? "]" : "",
+		a->o.listen_port);
 }
 
 static int outputs_start(struct jt_agent *a)

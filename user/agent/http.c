@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -210,23 +211,41 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	return route(a, c, url);
 }
 
+/* A name or a literal, v4 or v6 ("::1", brackets already gone). */
+static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+	int err = getaddrinfo(host, NULL, &hints, &res);
+
+	if (err) {
+		fprintf(stderr, "jittrace: agent: --listen %s: %s\n", host,
+			gai_strerror(err));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	freeaddrinfo(res);
+	return 0;
+}
+
 struct MHD_Daemon *jt_http_start(struct jt_agent *a)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(a->o.listen_port) };
+	unsigned int flags =
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+	struct sockaddr_storage ss = {};
 	struct MHD_Daemon *d;
 
-	if (inet_pton(AF_INET, a->o.listen_host, &sa.sin_addr) != 1) {
-		fprintf(stderr,
-			"jittrace: agent: --listen %s: not an IPv4 address\n",
-			a->o.listen_host);
+	if (resolve(a->o.listen_host, a->o.listen_port, &ss))
 		return NULL;
-	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
 	d = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
-		a->o.listen_port, NULL, NULL, handle, a, MHD_OPTION_SOCK_ADDR,
-		&sa, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)JT_HTTP_CONNECTIONS,
+		flags, a->o.listen_port, NULL, NULL, handle, a,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)JT_HTTP_CONNECTIONS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)JT_HTTP_IDLE_SECS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)JT_HTTP_HEADER_BYTES, MHD_OPTION_END);
