@@ -43,6 +43,10 @@ def test_agent_profile_names_jit_code_as_report_does():
         p, data = record([os.path.join(WL, "jitgen"), "reuse", "4", "4.0", "-m"],
                          ["-F", "199"])
         t.join()
+        # -top straight from the URL, as a person would.
+        top = run(["go", "tool", "pprof", "-top",
+                   f"{a.url}/debug/pprof/profile?seconds=1"]).stdout
+        assert "Type: cpu" in top and "Duration: 1s" in top, top
     assert res["p"].returncode == 0, res["p"].stderr
     head, samples = pprof_raw(prof)
     assert head["PeriodType"] == "cpu nanoseconds", head
