@@ -445,11 +445,18 @@ static void process_gone(struct jt_jitfiles *j, pid_t pid)
 /* Its files are read on the next pass, not only on the next sweep. */
 static void mark_written(struct jt_jitfiles *j, pid_t pid)
 {
-	size_t i;
+	struct jt_jitproc *p = proc(j, pid);
 
-	for (i = 0; i < j->n; i++)
-		if (j->f[i].pid == pid)
-			j->f[i].dirty = true;
+	if (p)
+		p->written = j->passes;
+}
+
+/* Written since the pass before this one began, as far as events say. */
+static bool written(struct jt_jitfiles *j, const struct jt_jitfile *f)
+{
+	const struct jt_jitproc *p = proc(j, f->pid);
+
+	return p && p->written + 1 >= j->passes;
 }
 
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
@@ -568,12 +575,10 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 
 			open_perfmap(j, p->pid, JT_FOUND_LIVE);
 		}
-	for (i = 0; i < j->n; i++) {
-		if (!sweep && !j->f[i].dirty)
-			continue;
-		j->f[i].dirty = false;
-		read_file(j, &j->f[i]);
-	}
+	j->passes++;
+	for (i = 0; i < j->n; i++)
+		if (sweep || written(j, &j->f[i]))
+			read_file(j, &j->f[i]);
 	if (sweep)
 		j->swept_ns = now;
 }

@@ -24,7 +24,6 @@ struct jt_jitfile {
 	uint64_t offset;
 	int status;  /* refused: the errno, recorded once, never retried */
 	bool capped; /* reached max_bytes: said and recorded */
-	bool dirty;  /* written since the last read (JT_EV_MAPWRITE) */
 };
 
 struct jt_jitproc {
@@ -35,6 +34,7 @@ struct jt_jitproc {
 	uint64_t mntns;	    /* the /tmp it sees (device and inode, hashed) */
 	bool own_tmp;	    /* not ours: reached as /proc/PID/root/tmp */
 	bool perfmap_found; /* its perf-map is open (or was refused) */
+	uint64_t written;   /* the last pass before a write event to it */
 };
 
 /* A /tmp other than ours (a container's), watched by inotify. */
@@ -67,6 +67,7 @@ struct jt_jitfiles {
 	uint64_t refused;
 	uint64_t bytes;
 	uint64_t swept_ns; /* when every file was last read */
+	uint64_t passes;   /* jt_jitfiles_poll calls so far */
 };
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
