@@ -556,3 +556,5 @@ def test_agent_listens_on_a_name_and_on_ipv6():
     assert bad.returncode == 1 and "nosuchhost.invalid" in bad.stderr, bad.stderr
     bad = run([JT, "agent", "--listen", "6060"], check=False)
     assert bad.returncode == 2 and "--listen wants ADDR:PORT" in bad.stderr
+    bad = run([JT, "agent", "--tier", "bogus"], check=False)
+    assert bad.returncode == 2 and "--tier wants auto, kernel, fentry" in bad.stderr

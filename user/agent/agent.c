@@ -123,7 +123,9 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 'T':
 		c = jt_tier_want_parse(optarg);
 		if (c < 0)
-			return jt_usage_error(usage, "bad --tier");
+			return jt_usage_error(
+				usage, "--tier wants auto, kernel, fentry, "
+				       "kprobe or tracepoint");
 		o->tier = c;
 		break;
 	case 'v':
