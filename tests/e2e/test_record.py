@@ -354,10 +354,14 @@ _stopped = itertools.count()
 
 
 def test_full_rings_are_counted_and_reported():
-    # 4 KiB BPF ring and one-page perf rings, not read during 20000 mmap
-    # loops: 60000 BPF events and 20000 MMAP2 records cannot all fit.
-    err, data = record_with_reader_stopped(["--bpf-ring", "4", "-m", "1"],
-                                           ["calls", "20000"])
+    # A 4 KiB BPF ring and one-page perf rings, not read during N loops.
+    # -d makes perf write an MMAP2 record for every mmap and mprotect of
+    # the loop, so 2N records of at least 80 bytes must pass through the
+    # perf rings whatever the machine's speed; samples alone would not
+    # overflow a page on a fast one.
+    loops = 20000
+    err, data = record_with_reader_stopped(
+        ["--bpf-ring", "4", "-m", "1", "-d"], ["calls", str(loops)])
     m = re.search(r"jittrace: (\d+) events lost \((\d+) BPF ring full, "
                   r"(\d+) perf ring, (\d+) write\)", err)
     assert m, err
@@ -369,7 +373,13 @@ def test_full_rings_are_counted_and_reported():
                and e["comm"] == "mmloop")
     taken = [e for e in events if e["type"] in ("mmap", "mprotect", "munmap")
              and e["pid"] == pid and e["args"][1] == "0x1000"]
-    assert len(taken) < 60000 and len(taken) + bpf >= 60000, (len(taken), bpf)
+    assert len(taken) < 3 * loops and len(taken) + bpf >= 3 * loops, \
+        (len(taken), bpf)
+    # Likewise perf's: each loop's mmap and mprotect records.
+    mmap2 = [e for e in events if e["type"] == "perf_mmap2"
+             and e["pid"] == pid and hx(e["end"]) - hx(e["start"]) == 4096]
+    assert len(mmap2) < 2 * loops and len(mmap2) + perf >= 2 * loops, \
+        (len(mmap2), perf)
     # The same counts are in the file, and every view says so.
     out = run([JT, "maps", "-i", data]).stdout
     assert f"# lost: {total} events ({bpf} BPF ring full, {perf} perf, 0 write)" in out
