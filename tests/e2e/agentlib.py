@@ -3,6 +3,7 @@
 says it serves, SIGTERM at the end, and go tool pprof -raw parsed with
 each sample's labels."""
 import contextlib
+import datetime
 import os
 import re
 import signal
@@ -94,7 +95,8 @@ def pprof_raw(source, *opts, timeout=120):
     """go tool pprof -raw of a file or URL: header fields and samples as
     (count, nanos, [frame names, leaf first], {label: value})."""
     p = subprocess.run(["go", "tool", "pprof", *opts, "-raw", source],
-                       capture_output=True, timeout=timeout)
+                       capture_output=True, timeout=timeout,
+                       env={**os.environ, "TZ": "UTC"})
     assert p.returncode == 0, p.stderr.decode("utf-8", "replace")
     out = p.stdout.decode("utf-8", "replace")
     head, samples, locs, section = {}, [], {}, None
@@ -143,3 +145,21 @@ def fetch_in_background(url, out):
     t = threading.Thread(target=go)
     t.start()
     return t, res
+
+
+def window_mono(head, seconds):
+    """A scraped profile's window [start, end) on CLOCK_MONOTONIC, the
+    recording's clock: its Time is the start on the realtime clock."""
+    when = re.match(r"(\d+-\d+-\d+ \d+:\d+:\d+)\.(\d+) \+0000 UTC$", head["Time"])
+    assert when, head
+    start = int(datetime.datetime.strptime(when.group(1), "%Y-%m-%d %H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc).timestamp()) * 10**9 + int(when.group(2).ljust(9, "0"))
+    start -= time.time_ns() - time.monotonic_ns()
+    return start, start + seconds * 10**9
+
+
+def in_window(events, window):
+    """A recording's samples that the agent's window holds: the two are
+    compared over the same time, however long the workload took."""
+    return [e for e in events if e["type"] == "sample"
+            and window[0] <= e["time"] < window[1]]

@@ -231,7 +231,9 @@ def test_perf_export_names_kernel_and_bpf_samples():
     gone once the recorder is) reach perf as KSYMBOL records, the kernel
     map ends at its text, weak functions are named."""
     need("perf")
-    _, data = record([os.path.join(WL, "mmloop"), "calls", "100000"], ["-F", "4000"])
+    # One CPU second of mmap calls: at 4000 Hz, thousands of kernel samples
+    # on any machine, where a count of calls gives fewer on a faster one.
+    _, data = record([os.path.join(WL, "mmloop"), "callsfor", "1"], ["-F", "4000"])
     theirs = {k: v[1] for k, v in perf_samples(export(data, "perf")).items()}
     mine = [s for s in script(data) if s["type"] == "sample" and s["source"] == "kallsyms"]
     bad = [(s["sym"], theirs.get((s["tid"], s["time"]))) for s in mine

@@ -2,6 +2,8 @@
 /*
  * Benchmark loops, timed from inside so tracer start-up is not counted.
  *   mmloop calls N   mmap + mprotect + munmap, N times
+ *   mmloop callsfor SECONDS   the same for SECONDS of CPU time: a test
+ *                             that needs samples, not a count of calls
  *   mmloop touch N   map N fresh pages, write one byte in each, unmap
  *   mmloop filetouch N   the same on a private mapping of a file: each
  *                        write copies a page (copy-on-write)
@@ -38,6 +40,41 @@ static void wait_line(void)
 	fflush(stdout);
 	if (!fgets(buf, sizeof(buf), stdin))
 		exit(1);
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int call_once(void)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 1;
+	mprotect(p, 4096, PROT_READ);
+	munmap(p, 4096);
+	return 0;
+}
+
+/* Calls until secs of CPU time are spent; prints how many. */
+static int calls_for(double secs)
+{
+	double end = cpu_s() + secs;
+	long n = 0;
+
+	while (cpu_s() < end) {
+		if (call_once())
+			return 1;
+		n++;
+	}
+	printf("calls %ld\n", n);
+	return 0;
 }
 
 /* One line every 1/rate s, paced by the clock, not by sleeping each. */
@@ -80,6 +117,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3 && !strcmp(argv[1], "tmplog"))
 		return tmplog(atof(argv[2]), atof(argv[3]));
+	if (argc > 2 && !strcmp(argv[1], "callsfor"))
+		return calls_for(atof(argv[2]));
 	n = argc > 2 ? atol(argv[2]) : 100000;
 	touch = argc > 1 && !strcmp(argv[1], "touch");
 	filetouch = argc > 1 && !strcmp(argv[1], "filetouch");
@@ -114,14 +153,9 @@ int main(int argc, char **argv)
 			p[i * 4096] = 1;
 		munmap(p, n * 4096);
 	} else {
-		for (i = 0; i < n; i++) {
-			p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED)
+		for (i = 0; i < n; i++)
+			if (call_once())
 				return 1;
-			mprotect(p, 4096, PROT_READ);
-			munmap(p, 4096);
-		}
 	}
 	printf("ns_per_op %.1f\n", (now_ns() - t0) / n);
 	if (gated)
