@@ -17,11 +17,14 @@
 #include "jittrace.h"
 #include "lib/fmt.h"
 #include "lib/json.h"
+#include "lib/procfile.h"
 #include "lib/reserve.h"
 #include "model/datasym.h"
 #include "model/elfsyms.h"
 #include "model/jitdump.h"
 #include "live/audit_live.h"
+
+#define CHUNK 65536
 
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
@@ -246,25 +249,37 @@ static void cow(struct live *l)
 		close(fd);
 }
 
-/* The perf-map, vetted as the recorder vets it. */
-static FILE *open_perfmap(pid_t pid)
+/* The user a process runs as: /proc/PID is its euid's. */
+static int proc_owned(pid_t pid, int fd)
 {
-	char path[64];
-	struct stat st, proc;
-	int fd;
+	char path[32];
+	struct stat proc;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return NULL;
 	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (fstat(fd, &st) || stat(path, &proc) || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != proc.st_uid && st.st_uid != 0)) {
-		fprintf(stderr,
-			"jittrace: not reading /tmp/perf-%d.map: not "
-			"owned by the process's user\n",
-			pid);
-		close(fd);
+	if (stat(path, &proc))
+		return -errno;
+	return jt_proc_file_owned(fd, proc.st_uid);
+}
+
+/*
+ * The perf-map in the /tmp the process sees (a container's, or the host's
+ * for an agent with a private /tmp), vetted as the recorder vets it.
+ */
+static FILE *open_perfmap(pid_t pid, uint32_t nspid)
+{
+	char path[48];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", nspid);
+	fd = jt_proc_open_in_root(pid, path);
+	if (fd == -ENOENT)
+		return NULL;
+	err = fd < 0 ? fd : proc_owned(pid, fd);
+	if (err) {
+		fprintf(stderr, "jittrace: not reading %s of pid %d: %s\n",
+			path, pid, strerror(-err));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	return fdopen(fd, "r");
@@ -310,17 +325,15 @@ static void collect(void *ctx, const struct jt_jit_event *ev)
  * The jitdump the process announced with its marker mapping: opened
  * through map_files, so it is the file that is mapped, and vetted.
  */
-static void read_jitdump(struct live *l, struct entries *es)
+static void read_jitdump(struct live *l, uint32_t nspid, struct entries *es)
 {
-	char want[32], mf[96], proc_dir[32];
-	static char buf[65536];
-	struct stat st, proc;
+	char want[32], *buf;
 	struct jt_jitdump d;
 	size_t i, wl;
 	ssize_t n;
 	int fd;
 
-	wl = snprintf(want, sizeof(want), "/jit-%d.dump", l->pid);
+	wl = snprintf(want, sizeof(want), "/jit-%u.dump", nspid);
 	for (i = 0; i < l->nv; i++) {
 		size_t len = strlen(l->v[i].path);
 
@@ -329,36 +342,34 @@ static void read_jitdump(struct live *l, struct entries *es)
 	}
 	if (i == l->nv)
 		return;
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 l->pid, l->v[i].start, l->v[i].end);
-	snprintf(proc_dir, sizeof(proc_dir), "/proc/%d", l->pid);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	fd = jt_proc_open_mapped(l->pid, l->v[i].start, l->v[i].end);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || stat(proc_dir, &proc) || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != proc.st_uid && st.st_uid != 0)) {
-		close(fd);
-		return;
+	/* Requests run at once on the agent's threads: a buffer each. */
+	buf = proc_owned(l->pid, fd) ? NULL : malloc(CHUNK);
+	if (buf) {
+		jt_jitdump_init(&d);
+		while ((n = read(fd, buf, CHUNK)) > 0 &&
+		       !jt_jitdump_feed(&d, buf, n, collect, es))
+			;
+		jt_jitdump_free(&d);
+		free(buf);
 	}
-	jt_jitdump_init(&d);
-	while ((n = read(fd, buf, sizeof(buf))) > 0 &&
-	       !jt_jitdump_feed(&d, buf, n, collect, es))
-		;
-	jt_jitdump_free(&d);
 	close(fd);
 }
 
 /* JIT entries (jitdump, then perf-map) over older ones; code nowhere. */
 static void perfmap(struct live *l)
 {
-	FILE *f = open_perfmap(l->pid);
+	uint32_t nspid = jt_proc_nspid(l->pid) ?: (uint32_t)l->pid;
+	FILE *f = open_perfmap(l->pid, nspid);
 	struct entries es = {};
 	struct pm_entry *e;
 	size_t n, i, k;
 	char line[512], text[640];
 	struct jt_json *j;
 
-	read_jitdump(l, &es);
+	read_jitdump(l, nspid, &es);
 	while (f && fgets(line, sizeof(line), f)) {
 		struct pm_entry p = {};
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "lib/procfile.h"
 #include "model/elfsyms.h"
 #include "record/buildids.h"
 
@@ -35,17 +37,25 @@ static bool seen(struct jt_buildids *b, uint64_t dev, uint64_t ino)
 	return false;
 }
 
-/* Open the mapped file itself where we can: no path lookup to race. */
+/*
+ * The mapped file itself where we can: no path lookup to race. Else the
+ * path, in the process's root while it has one, and only if it is still
+ * the file the event named.
+ */
 static int open_mapped(const struct jt_map_event *ev, const char *path)
 {
-	char mf[96];
-	int fd;
+	int fd = jt_proc_open_mapped(ev->h.pid, ev->vma.start, ev->vma.end);
 
-	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", ev->h.pid,
-		 (unsigned long long)ev->vma.start,
-		 (unsigned long long)ev->vma.end);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	fd = jt_proc_open_in_root(ev->h.pid, path);
+	if (fd == -ENOENT || fd == -ESRCH)
+		fd = jt_proc_open_in_root(0, path);
+	if (fd >= 0 && jt_proc_file_is(fd, ev->dev, ev->ino)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/procfile.h"
 #include "lib/reserve.h"
 #include "record/jitfiles.h"
 #include "record/snapshot.h"
@@ -184,30 +185,22 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
 
 /* The user the process runs as: the only one whose file we believe. */
 /*
- * Like perf: a regular file owned by the process's user or root. Opened
- * without following a final symlink, and checked on the open descriptor,
- * so nothing can be swapped in between.
+ * A regular file owned by the process's user (root's for a root process
+ * only), checked on the open descriptor, so nothing can be swapped in.
  */
 static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 {
 	struct jt_jitproc *p = proc(j, pid);
-	struct stat st;
 	uint32_t nspid;
 	uid_t euid;
 
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
 	/* Now, not when tracked: an exec may have changed it since. */
 	if (jt_proc_status(pid, &euid, &nspid)) {
 		if (!p || !p->euid_known)
 			return -ESRCH;
 		euid = p->euid;
 	}
-	if (st.st_uid != euid && st.st_uid != 0)
-		return -EPERM;
-	return 0;
+	return jt_proc_file_owned(fd, euid);
 }
 
 static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
@@ -237,6 +230,8 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 	struct stat st;
 	uint64_t ino = fd >= 0 && !fstat(fd, &st) ? st.st_ino : 0;
 
+	if (fd < 0)
+		fd = -1;
 	if (!err && fd >= 0)
 		err = vet(j, pid, fd);
 	if (jt_reserve(&j->f, &j->cap, j->n + 1, sizeof(*j->f))) {
@@ -268,31 +263,42 @@ static bool is_jitdump_name(struct jt_jitfiles *j, const char *path, pid_t pid)
 }
 
 /*
- * The runtime maps its jitdump executable as a marker for perf. Open the
- * mapped file itself through map_files: no path lookup to race. The
- * mapping is seen as it is made (mmap) or, for a runtime that started
- * before us, in the snapshot of its mappings at attach.
+ * The root a process's paths are resolved in: its own where its /tmp is
+ * not ours (a container), else ours, which outlives the process (a
+ * runtime that writes its perf-map as it exits).
  */
-static void open_jitdump(struct jt_jitfiles *j, pid_t pid, const char *path,
-			 uint64_t start, uint64_t end, int found)
+static pid_t root_of(struct jt_jitfiles *j, pid_t pid)
 {
-	char mf[96];
-	int fd;
-
 	const struct jt_jitproc *p = proc(j, pid);
-	char inroot[JT_PATH_MAX + 64];
+
+	return p && p->own_tmp ? pid : 0;
+}
+
+/*
+ * The runtime maps its jitdump executable as a marker for perf. Open the
+ * mapped file itself through map_files: no path lookup to race. Once
+ * unmapped, by its path in the process's root, and only if it is still
+ * the file the event named. The mapping is seen as it is made (mmap) or,
+ * for a runtime that started before us, in the snapshot at attach.
+ */
+static void open_jitdump(struct jt_jitfiles *j, const struct jt_map_event *ev,
+			 const char *path, uint64_t start, uint64_t end,
+			 int found)
+{
+	pid_t pid = ev->h.pid;
+	int fd, err;
 
 	if (!is_jitdump_name(j, path, pid) || find(j, pid, JT_JIT_JITDUMP))
 		return;
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)start, (unsigned long long)end);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
-	/* The path is the process's: a container's is under its root. */
-	snprintf(inroot, sizeof(inroot), "/proc/%d/root%s", pid, path);
-	if (fd < 0)
-		fd = open(p && p->own_tmp ? inroot : path,
-			  O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? -errno : 0, path);
+	fd = jt_proc_open_mapped(pid, start, end);
+	if (fd < 0) {
+		fd = jt_proc_open_in_root(root_of(j, pid), path);
+		if (fd >= 0 && (err = jt_proc_file_is(fd, ev->dev, ev->ino))) {
+			close(fd);
+			fd = err;
+		}
+	}
+	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? fd : 0, path);
 }
 
 static const char *event_path(const struct jt_map_event *ev,
@@ -312,7 +318,7 @@ static void marker_mmap(struct jt_jitfiles *j, const struct jt_map_event *ev)
 
 	if (!path || ev->result < 0 || !(ev->args[2] & PROT_EXEC))
 		return;
-	open_jitdump(j, ev->h.pid, path, ev->result,
+	open_jitdump(j, ev, path, ev->result,
 		     ev->result + JT_PAGE_ALIGN(ev->args[1]), JT_FOUND_LIVE);
 }
 
@@ -325,8 +331,7 @@ static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
 	/* Every VMA of every snapshot passes here: test the flag first. */
 	if (!(ev->vma.flags & 4) || !(path = event_path(ev, buf)))
 		return;
-	open_jitdump(j, ev->h.pid, path, ev->vma.start, ev->vma.end,
-		     JT_FOUND_ATTACH);
+	open_jitdump(j, ev, path, ev->vma.start, ev->vma.end, JT_FOUND_ATTACH);
 }
 
 /*
@@ -337,7 +342,7 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
-	char path[96];
+	char path[96], name[48];
 	int fd;
 
 	if (p && p->perfmap_found)
@@ -353,10 +358,11 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 			 nspid);
 	else
 		snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%u.map", nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
+	snprintf(name, sizeof(name), PERFMAP_DIR "/perf-%u.map", nspid);
+	fd = jt_proc_open_in_root(root_of(j, pid), name);
+	if (fd == -ENOENT)
 		return;
-	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? -errno : 0, path);
+	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? fd : 0, path);
 	if (p)
 		p->perfmap_found = true;
 }

@@ -37,64 +37,6 @@ static void fill_hdr(struct jt_hdr *h, uint16_t type, size_t size, pid_t pid,
 	h->time = now;
 }
 
-/* "NSpid:\t12 1": one pid per nested namespace, the innermost last. */
-static uint32_t last_number(const char *p)
-{
-	unsigned long last = 0, v;
-	char *end;
-
-	for (;;) {
-		v = strtoul(p, &end, 10);
-		if (end == p)
-			return last;
-		last = v;
-		p = end;
-	}
-}
-
-/*
- * One read of /proc/PID/status for both: generating it is most of what a
- * new process costs the recorder, once per line read through stdio.
- */
-int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid)
-{
-	char path[64], buf[4096], *l;
-	unsigned int r, e;
-	bool have_uid = false;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ENOENT;
-	buf[n] = 0;
-	*nspid = 0;
-	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		if (!strncmp(l, "Uid:", 4) &&
-		    sscanf(l, "Uid: %u %u", &r, &e) == 2) {
-			*euid = e;
-			have_uid = true;
-		} else if (!strncmp(l, "NSpid:", 6)) {
-			*nspid = last_number(l + 6);
-		}
-	}
-	return have_uid ? 0 : -ENOENT;
-}
-
-uint32_t jt_proc_nspid(pid_t pid)
-{
-	uint32_t nspid = 0;
-	uid_t euid;
-
-	jt_proc_status(pid, &euid, &nspid);
-	return nspid;
-}
-
 static int emit_attach_exec(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 {
 	struct {

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include "lib/procfile.h"
 
 typedef int (*jt_emit_fn)(void *ctx, const void *ev, size_t size);
 
@@ -21,9 +22,5 @@ int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
 /* Every process but self; returns how many were snapshotted. */
 int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx);
 uint64_t jt_now_ns(void);
-/* The process's effective uid and its pid in its own namespace. */
-int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid);
-/* pid in its innermost PID namespace (NSpid), or 0 when unknown. */
-uint32_t jt_proc_nspid(pid_t pid);
 
 #endif

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Another local user against the recorder, which runs as root: FIFOs,
+symlinked directories, a container's symlinked /tmp and root's own files
+planted where the recorder looks for JIT files. It must neither wait on
+them nor read what that user could not."""
+import os
+import signal
+import subprocess
+import sys
+
+from jt import AS_USER, JT, ROOT, TMP, run, script, start_attached, wait_for
+from test_safety import nobody_dir
+
+MARKER = "root_only_marker_7f3a"
+
+
+def planter_path():
+    return os.path.join(ROOT, "tests/workloads/planter.py")
+
+
+def root_only_dir(name):
+    """A directory only root may enter."""
+    d = os.path.join(TMP, name)
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o700)
+    return d
+
+
+def plant_while_stopped(mode, top, target=None, files=None):
+    """record -a; the planter maps its jitdump and plants `mode` while the
+    recorder is stopped, so the recorder meets the plant on its path
+    fallback whatever the machine's speed. Returns (stderr, data, pid)."""
+    data = os.path.join(TMP, f"plant-{mode}.data")
+    rec = start_attached(["-a", "--duration", "3", "-o", data])
+    p = subprocess.Popen([*AS_USER, sys.executable, planter_path(), mode, top,
+                          *([target] if target else [])],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        for fname, text in (files or {}).items():
+            path = os.path.join(target, fname.format(pid=pid))
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+        os.kill(rec.pid, signal.SIGSTOP)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "planted\n"
+        os.kill(rec.pid, signal.SIGCONT)
+        # The planter exits while the recorder runs: its exit must be
+        # recorded, and the recorder end on time (--duration 3, with room
+        # for a loaded machine).
+        p.stdin.write("\n")
+        p.stdin.flush()
+        p.wait(timeout=30)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        rec.send_signal(signal.SIGCONT)
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rec.returncode == 0, err
+    return rec.said_first + err, data, pid
+
+
+def test_a_fifo_in_a_jitdumps_place_does_not_freeze_record_all():
+    top = nobody_dir("plant-fifo")
+    err, data, pid = plant_while_stopped("fifo", top)
+    path = os.path.join(top, "a", f"jit-{pid}.dump")
+    assert f"not reading {path} of pid {pid}: Invalid argument" in err, err
+    # Its events are there: the exit of the planter, after the plant.
+    assert any(e["type"] == "exit" and e["pid"] == pid for e in script(data))
+
+
+def test_a_symlinked_directory_does_not_lead_to_root_files():
+    top = nobody_dir("plant-dirlink")
+    secret = root_only_dir("plant-secret")
+    err, data, pid = plant_while_stopped(
+        "dirlink", top, secret, {"jit-{pid}.dump": MARKER * 100})
+    path = os.path.join(top, "a", f"jit-{pid}.dump")
+    assert f"not reading {path} of pid {pid}" in err, err
+    assert MARKER.encode() not in open(data, "rb").read()
+
+
+def test_a_root_owned_perf_map_is_refused_for_another_users_process():
+    # Root wrote /tmp/perf-PID.map for nobody's process: perf accepts a
+    # root-owned file for anyone; jittrace, for a root process only.
+    target = subprocess.Popen([*AS_USER, "sleep", "30"])
+    path = f"/tmp/perf-{target.pid}.map"
+    try:
+        with open(path, "w") as f:
+            f.write(f"1000 10 {MARKER}\n")
+        p = run([JT, "record", "-p", str(target.pid), "--duration", "0.3",
+                 "-o", os.path.join(TMP, "rootmap.data")])
+    finally:
+        target.kill()
+        target.wait()
+        os.unlink(path)
+    assert f"not reading {path} of pid {target.pid}: Operation not permitted" in p.stderr, \
+        p.stderr
+    assert MARKER.encode() not in open(os.path.join(TMP, "rootmap.data"), "rb").read()
+
+
+def chroot_with_tmp_link(name, tmp_target):
+    """A root of nobody's whose /tmp is an absolute symlink: inside, it is
+    the container's own path; from the host, it names a host directory."""
+    r = nobody_dir(name)
+    for sub in ("usr",):
+        os.makedirs(os.path.join(r, sub), exist_ok=True)
+    for link, to in (("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64"),
+                     ("tmp", tmp_target)):
+        if not os.path.lexists(os.path.join(r, link)):
+            os.symlink(to, os.path.join(r, link))
+    return r
+
+
+def test_a_containers_symlinked_tmp_stays_in_the_container():
+    secret = root_only_dir("ct-secret")
+    root = chroot_with_tmp_link("ct-linkroot", secret)
+    proc = subprocess.Popen([*AS_USER, "unshare", "-Urm", "sh", "-c",
+                             f"mount --rbind /usr {root}/usr && "
+                             f"exec chroot {root} /usr/bin/sleep 30"])
+    try:
+        # The perf-map the container's sleep would have, at the host path
+        # its /tmp link names: root's, and only root's to read.
+        wait_for("sleep in its root",
+                 lambda: open(f"/proc/{proc.pid}/comm").read() == "sleep\n")
+        path = os.path.join(secret, f"perf-{proc.pid}.map")
+        with open(path, "w") as f:
+            f.write(f"1000 10 {MARKER}\n")
+        os.chmod(path, 0o600)
+        data = os.path.join(TMP, "ct-link.data")
+        run([JT, "record", "-p", str(proc.pid), "--duration", "0.3", "-o", data])
+        for view in ("script", "report"):
+            assert MARKER not in run([JT, view, "-i", data]).stdout
+        assert MARKER.encode() not in open(data, "rb").read()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_audit_does_not_wait_on_a_fifo_perf_map():
+    target = subprocess.Popen([*AS_USER, "sleep", "30"])
+    path = f"/tmp/perf-{target.pid}.map"
+    try:
+        run([*AS_USER, "mkfifo", path])
+        p = run([JT, "audit", "-p", str(target.pid), "--json"], timeout=30)
+    finally:
+        target.kill()
+        target.wait()
+        os.unlink(path)
+    assert f"not reading {path} of pid {target.pid}: Invalid argument" in p.stderr, p.stderr
+

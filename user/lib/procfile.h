@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#ifndef JT_LIB_PROCFILE_H
+#define JT_LIB_PROCFILE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Opening a file that another user's process names: the one place that
+ * decides how. Nothing is opened for reading until it is known to be a
+ * regular file (a FIFO cannot block us, a device node is never opened),
+ * every open is non-blocking, and a path is resolved inside the root the
+ * process sees, so no symlink in it leads out. Each returns a read-only
+ * descriptor or -errno.
+ */
+
+/* The file mapped at [start, end) of pid, through map_files: no path. */
+int jt_proc_open_mapped(pid_t pid, uint64_t start, uint64_t end);
+
+/*
+ * path as process pid sees it, under /proc/PID/root; pid 0: under our
+ * own root, for a process that shared it and is gone. A symlink as the
+ * last component is refused (-ELOOP).
+ */
+int jt_proc_open_in_root(pid_t pid, const char *path);
+
+/*
+ * Like perf's check of a JIT file, stricter: owned by euid, the
+ * process's effective uid as this namespace sees it (so a container's
+ * user is mapped through its user namespace). A root-owned file is
+ * accepted for a root process only. -EPERM otherwise.
+ */
+int jt_proc_file_owned(int fd, uid_t euid);
+
+/*
+ * The file is the one an event named: the kernel's s_dev (major << 20 |
+ * minor) and inode. 0 for either: not known, not compared.
+ */
+int jt_proc_file_is(int fd, uint64_t kdev, uint64_t ino);
+
+/* The process's effective uid and its pid in its own namespace. */
+int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid);
+/* pid in its innermost PID namespace (NSpid), or 0 when unknown. */
+uint32_t jt_proc_nspid(pid_t pid);
+
+#endif
