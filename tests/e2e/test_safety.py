@@ -311,6 +311,7 @@ NAME0 = 'q"uote back\\slash'
 NAME1 = "tab\there ctl\x01\x1f\x7f \ufffd\ufffdbad \u00fcn\u00efc"
 NAME2 = 'new"\\name\x02'
 LONG_NAME = "long_" + "x" * 4091
+ORPHAN = 'orphan"\x03\x1b[2J\u009b'
 
 
 def strict(text):
@@ -334,12 +335,37 @@ def test_json_survives_hostile_names():
     audit = strict(run([JT, "audit", "-i", data, "--json"]).stdout)
     reuse = [f["detail"] for f in audit if f["kind"] == "perfmap-reuse"]
     assert {"old": NAME0, "new": NAME2} in [{k: r[k] for k in ("old", "new")} for r in reuse]
-    assert 'orphan"\x03' in {f["detail"].get("name") for f in audit if f["kind"] == "jit-orphan"}
+    assert ORPHAN in {f["detail"].get("name") for f in audit if f["kind"] == "jit-orphan"}
     # jq agrees, where it is installed.
     if subprocess.run(["sh", "-c", "command -v jq"], capture_output=True).returncode == 0:
         for args in (["report"], ["maps"], ["audit"]):
             out = run([JT, *args, "-i", data, "--json"]).stdout
             run(["jq", "-e", "length > 0"], input=out)
+
+
+def terminal_safe(out):
+    """Bytes a terminal may be given: valid UTF-8, no control byte but the
+    newline, no C1 control (U+0080..U+009F), no DEL."""
+    text = out.decode("utf-8")  # strict: raises on invalid UTF-8
+    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+    assert not bad, bad[:10]
+
+
+def test_text_views_escape_what_processes_name():
+    _, data = hostile_run()
+    outs = {v: subprocess.run([JT, *v.split(), "-i", data], capture_output=True,
+                              timeout=120, check=True).stdout
+            for v in ("report", "report --sort sym", "script", "maps", "audit")}
+    for view, out in outs.items():
+        terminal_safe(out)
+    # The names themselves, each byte accounted for: the tab keeps the
+    # columns, and the screen is not cleared.
+    assert "tab\\x09here ctl\\x01\\x1f\\x7f \\xff\\xfebad \u00fcn\u00efc".encode() \
+        in outs["report --sort sym"], outs["report --sort sym"][-2000:]
+    assert b'q"uote back\\\\slash' in outs["report --sort sym"]
+    assert b'orphan"\\x03\\x1b[2J\\xc2\\x9b' in outs["audit"], outs["audit"][-2000:]
+    # The mapped file's path holds a newline: one line in maps all the same.
+    assert b"we\"ird\\\\na\\x0ame\\x01\\xff.bin" in outs["maps"], outs["maps"][-2000:]
 
 
 def test_live_audit_json_survives_hostile_names():

@@ -17,7 +17,8 @@ import time
 # Names as bytes, written to the perf-map as they are.
 NAMES = [b'q"uote back\\slash', b"tab\there ctl\x01\x1f\x7f \xff\xfebad \xc3\xbcn\xc3\xafc",
          b'new"\\name\x02']
-ORPHAN = b'orphan"\x03'
+# With a terminal's clear-screen (ESC [2J) and the 8-bit CSI (U+009B).
+ORPHAN = b'orphan"\x03\x1b[2J\xc2\x9b'
 # A name of 4 KB, as long as a mangled C++ template gets.
 LONG = b"long_" + b"x" * 4091
 # x86-64: mov $20000,%eax; 1: dec %eax; jnz 1b; ret

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Output helpers shared by the views: prot, time. */
+/* Output helpers shared by the views: prot, time, names made safe. */
 #ifndef JT_FMT_H
 #define JT_FMT_H
 
@@ -10,5 +10,15 @@
 const char *jt_prot_str(uint32_t prot, int shared, char buf[5]);
 /* seconds.nanoseconds, as perf script prints times */
 const char *jt_time_str(uint64_t ns, char buf[32]);
+
+/*
+ * s as a terminal may be shown it: control bytes (C0, DEL and C1), invalid
+ * UTF-8 and the backslash itself written as \xNN and \\. Names come from
+ * the traced processes; an ESC in one must not reach root's terminal, nor
+ * a tab break a column. The result lives until JT_TX_SLOTS more calls on
+ * this thread, so one printf may take several. NULL stays NULL.
+ */
+#define JT_TX_SLOTS 8
+const char *jt_tx(const char *s);
 
 #endif

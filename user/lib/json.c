@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/json.h"
+#include "lib/utf8.h"
 
 void jt_json_init(struct jt_json *j, FILE *f)
 {
@@ -66,30 +67,6 @@ void jt_json_end(struct jt_json *j)
 	after(j);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len > n)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong, surrogate, or past U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 static void escape(FILE *f, const unsigned char *s, size_t n)
 {
 	size_t i = 0, len;
@@ -109,7 +86,7 @@ static void escape(FILE *f, const unsigned char *s, size_t n)
 			fprintf(f, "\\u%04x", c);
 		} else if (c < 0x80) {
 			fputc(c, f);
-		} else if ((len = utf8_len(s + i, n - i))) {
+		} else if ((len = jt_utf8_len(s + i, n - i))) {
 			fwrite(s + i, 1, len, f);
 			i += len;
 			continue;

@@ -112,7 +112,7 @@ static struct jt_json *finding(struct live *l, const char *kind, uint64_t start,
 	l->n++;
 	if (!l->json) {
 		printf("%-22s pid %-7d %012" PRIx64 "-%012" PRIx64 "  %s\n",
-		       kind, l->pid, start, end, text);
+		       kind, l->pid, start, end, jt_tx(text));
 		return NULL;
 	}
 	jt_json_object(&l->j);

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "jt_abi.h"
+#include "lib/fmt.h"
 #include "model/datasym.h"
 
 /* The ELF address of addr in g, and g's file; NULL: not an ELF mapping. */
@@ -108,7 +109,8 @@ void jt_datasym_print(FILE *f, const struct jt_datasym *d, size_t n)
 
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s%s (%s0x%" PRIx64 ", %" PRIu64 " bytes)",
-			i ? ", " : "", d[i].name, d[i].offset < 0 ? "-" : "+",
+			i ? ", " : "", jt_tx(d[i].name),
+			d[i].offset < 0 ? "-" : "+",
 			(uint64_t)(d[i].offset < 0 ? -d[i].offset :
 						     d[i].offset),
 			d[i].size);

@@ -606,7 +606,7 @@ static void print(struct audit *a, bool json)
 		else
 			snprintf(pid, sizeof(pid), "%u", f->pid);
 		printf("  pid %-7s %012" PRIx64 "-%012" PRIx64 "  %s\n", pid,
-		       f->start, f->end, f->text);
+		       f->start, f->end, jt_tx(f->text));
 	}
 	if (!a->n)
 		printf("no findings\n");

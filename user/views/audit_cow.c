@@ -283,7 +283,7 @@ static void print_row(FILE *f, const struct page_row *r)
 		"      pid %-7u %012" PRIx64 "  %-19s %s  %-11s tid %-7u %s\n",
 		r->pid, r->c.page, why_name(&r->c),
 		jt_time_str(r->c.time, when),
-		r->own ? "own copy" : "fork-shared", r->c.tid, who);
+		r->own ? "own copy" : "fork-shared", r->c.tid, jt_tx(who));
 }
 
 void audit_cow_print(struct audit_cow *c, FILE *f)
@@ -301,7 +301,7 @@ void audit_cow_print(struct audit_cow *c, FILE *f)
 		if (!backing || strcmp(backing, r->backing)) {
 			backing = r->backing;
 			have_key = false;
-			fprintf(f, "  %s\n", backing);
+			fprintf(f, "  %s\n", jt_tx(backing));
 		}
 		if (!have_key || key != r->key) {
 			key = r->key;
@@ -309,7 +309,7 @@ void audit_cow_print(struct audit_cow *c, FILE *f)
 			fprintf(f, "    %s%#" PRIx64 "%s%s\n",
 				r->backing[0] == '/' ? "+" : "", key,
 				r->data && *r->data ? "  data: " : "",
-				r->data ? r->data : "");
+				r->data ? jt_tx(r->data) : "");
 		}
 		print_row(f, r);
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* jittrace maps: each process's requested regions and their kernel VMAs. */
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -160,7 +161,7 @@ static void text_region(FILE *f, const struct jt_aspace *as,
 		jt_prot_str(r->prot, jt_region_shared(r), prot),
 		r->kind == JT_RK_FILE ? r->pgoff : 0, jt_origin_name(r->origin),
 		jt_time_str(r->born_ns, t), kv, members > 1 ? "coalesced" : "",
-		jt_region_name(r));
+		jt_tx(jt_region_name(r)));
 }
 
 static bool lines_eq(const void *val, const void *key)
@@ -195,18 +196,19 @@ static void perf_mmap2(struct maps_ctx *c, const struct jt_item *it)
 {
 	struct perf_lines *l;
 	struct jt_mmap2 m;
-	char t[32];
+	char t[32], name[PATH_MAX];
 
 	if (it->kind != JT_IT_PERF || jt_perf_mmap2(it->data, it->len, &m) ||
 	    (c->o->pid && m.pid != c->o->pid) ||
 	    !(l = perf_lines(c, m.pid, true)))
 		return;
+	snprintf(name, sizeof(name), "%.*s", (int)m.filename_len, m.filename);
 	fprintf(l->f,
 		"#   %s [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64
-		" %c%c%c] %.*s\n",
+		" %c%c%c] %s\n",
 		jt_time_str(it->time, t), m.start, m.len, m.pgoff,
 		m.prot & 1 ? 'r' : '-', m.prot & 2 ? 'w' : '-',
-		m.prot & 4 ? 'x' : '-', (int)m.filename_len, m.filename);
+		m.prot & 4 ? 'x' : '-', jt_tx(name));
 }
 
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
@@ -227,8 +229,9 @@ static void render(struct maps_ctx *c, const struct jt_proc *p, FILE *f)
 
 	jt_json_init(&j, f);
 	if (!c->o->json) {
-		fprintf(f, "pid %u (%s) %s", p->pid, p->comm[0] ? p->comm : "?",
-			p->exe ? p->exe : "");
+		fprintf(f, "pid %u (%s) %s", p->pid,
+			p->comm[0] ? jt_tx(p->comm) : "?",
+			p->exe ? jt_tx(p->exe) : "");
 		if (p->dead_ns)
 			fprintf(f, " [exited %s]", jt_time_str(p->dead_ns, t));
 		fprintf(f, "\n%-25s %-4s %-8s %-8s %20s %-27s %-11s %s\n",

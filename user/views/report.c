@@ -360,13 +360,13 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 		printf("  %7.2f%% %9" PRIu64
 		       "  %-16s %7s  %-24s %-8s %s%s%s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
-		       r->keys & K_COMM ? w->comm : "-", pid,
-		       r->keys & K_DSO ? w->dso : "-",
+		       r->keys & K_COMM ? jt_tx(w->comm) : "-", pid,
+		       r->keys & K_DSO ? jt_tx(w->dso) : "-",
 		       r->data ? jt_sharing_name(w->source) :
 				 jt_source_name(w->source),
-		       r->keys & K_SYM ? w->sym : "-",
+		       r->keys & K_SYM ? jt_tx(w->sym) : "-",
 		       w->retro ? " (retro)" : "", r->data ? "  " : "",
-		       r->data ? w->dsym : "");
+		       r->data ? jt_tx(w->dsym) : "");
 	}
 	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
 	       " retro (named by a code-load record written after them)\n",
@@ -397,7 +397,7 @@ static void print_sources(const struct jt_stream *s)
 							&j->map.stats;
 
 		if (j->status) {
-			printf("# %s (pid %u, %s): refused: %s", j->path,
+			printf("# %s (pid %u, %s): refused: %s", jt_tx(j->path),
 			       j->pid, found_how(j), strerror(-j->status));
 			if (j->kind == JT_JIT_PERFMAP && j->ignored_writes)
 				printf("; %" PRIu64 " writes to it ignored",
@@ -407,8 +407,8 @@ static void print_sources(const struct jt_stream *s)
 		}
 		printf("# %s (pid %u, %s): %" PRIu64 " records, %" PRIu64
 		       " malformed skipped%s%s",
-		       j->path, j->pid, found_how(j), st->records, st->skipped,
-		       j->dump.failed ? "; stopped: " : "",
+		       jt_tx(j->path), j->pid, found_how(j), st->records,
+		       st->skipped, j->dump.failed ? "; stopped: " : "",
 		       j->dump.failed ? j->dump.err : "");
 		if (j->truncated)
 			printf("; cut at --max-jit-bytes, %" PRIu64
@@ -429,7 +429,7 @@ static void print_changed(const struct jt_stream *s, const struct jt_syms *y)
 	for (i = 0; i < y->nchanged; i++)
 		printf("# %s: build-id differs from the recorded one; its "
 		       "samples are not named\n",
-		       y->changed[i]);
+		       jt_tx(y->changed[i]));
 }
 
 int cmd_report(int argc, char **argv)

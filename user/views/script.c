@@ -24,8 +24,9 @@ static void text_head(struct jt_model *m, const char *type, uint64_t time,
 	struct jt_proc *p = jt_model_find(m, pid);
 	char t[32];
 
-	printf("%16s %7u/%-7u [%03u] %s: %-9s", p && p->comm[0] ? p->comm : "?",
-	       pid, tid, cpu, jt_time_str(time, t), type);
+	printf("%16s %7u/%-7u [%03u] %s: %-9s",
+	       p && p->comm[0] ? jt_tx(p->comm) : "?", pid, tid, cpu,
+	       jt_time_str(time, t), type);
 	/* In a PID namespace: the pid the process knows itself by. */
 	if (p && p->nspid && p->nspid != pid)
 		printf(" [ns pid %u]", p->nspid);
@@ -67,7 +68,7 @@ static void map_event(const struct jt_map_event *ev)
 		       (unsigned long long)ev->vma.start,
 		       (unsigned long long)ev->vma.end);
 	if (path)
-		printf(" %s", path);
+		printf(" %s", jt_tx(path));
 	if (ev->flags & JT_MF_EXEC_LOAD)
 		printf(" (execve)");
 }
@@ -108,7 +109,7 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 		if (!jt_script_bounded(path, sizeof(path), e->path,
 				       e->path_len))
 			path[0] = 0;
-		printf(" %s%s", path,
+		printf(" %s%s", jt_tx(path),
 		       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");
 		break;
 	case JT_EV_COW:
@@ -138,9 +139,9 @@ static void sample_text(struct script_ctx *c, struct jt_model *m,
 
 	text_head(m, "sample", s->time, s->pid, s->tid, s->cpu);
 	printf(" %16" PRIx64 " %s", s->ip,
-	       jt_symres_name(y, name, sizeof(name)));
+	       jt_tx(jt_symres_name(y, name, sizeof(name))));
 	if (y->path)
-		printf(" (%s+0x%" PRIx64 ")", y->path, y->offset);
+		printf(" (%s+0x%" PRIx64 ")", jt_tx(y->path), y->offset);
 	printf(" %s%s", jt_source_name(y->source), y->retro ? " retro" : "");
 	if (c->s->sample_type & PERF_SAMPLE_ADDR)
 		printf(" addr=%" PRIx64, s->addr);
@@ -178,7 +179,7 @@ static void perf_mmap2(struct script_ctx *c, struct jt_model *m,
 	}
 	text_head(m, "PERF_RECORD_MMAP2", it->time, mm.pid, mm.tid, it->cpu);
 	printf(" [0x%" PRIx64 "(0x%" PRIx64 ") @ 0x%" PRIx64 " prot=%u] %s\n",
-	       mm.start, mm.len, mm.pgoff, mm.prot, name);
+	       mm.start, mm.len, mm.pgoff, mm.prot, jt_tx(name));
 }
 
 static void perf_other(struct script_ctx *c, struct jt_model *m,
@@ -232,7 +233,7 @@ static void jit_item(struct script_ctx *c, struct jt_model *m,
 	}
 	text_head(m, op, j->time, j->pid, j->pid, 0);
 	printf(" %" PRIx64 "+0x%" PRIx64 " %s (%s)\n", j->addr, j->size,
-	       j->name ? j->name : "", jt_source_name(j->source));
+	       j->name ? jt_tx(j->name) : "", jt_source_name(j->source));
 }
 
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
@@ -285,12 +286,13 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 
 	if (!f)
 		return;
-	fprintf(f, "%s", p && p->comm[0] ? p->comm : "?");
+	fprintf(f, "%s", p && p->comm[0] ? jt_tx(p->comm) : "?");
 	for (i = y->nframes; i-- > 0;)
 		fprintf(f, ";%s",
-			jt_symres_name(&y->frames[i], name, sizeof(name)));
+			jt_tx(jt_symres_name(&y->frames[i], name,
+					     sizeof(name))));
 	if (!y->nframes)
-		fprintf(f, ";%s", jt_symres_name(y, name, sizeof(name)));
+		fprintf(f, ";%s", jt_tx(jt_symres_name(y, name, sizeof(name))));
 	fclose(f);
 	h = jt_hash_bytes(line, len);
 	k = jt_hash_find(&c->stacks, h, stack_eq, line);
