@@ -7,16 +7,18 @@ BPFTOOL ?= bpftool
 ARCH := x86
 OUT := build
 
+# CFLAGS, LDFLAGS and LDLIBS are the user's (make CFLAGS=-O0): they add to
+# the project's own flags, kept apart in JT_*, never replace them.
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+JT_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-LDLIBS += -lbpf -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
+JT_LDLIBS := -lbpf -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
 # with new warnings still builds.
 ifneq ($(CI),)
-CFLAGS += -Werror
+JT_CFLAGS += -Werror
 BPF_CFLAGS += -Werror
 endif
 # A failed recipe leaves no half-written target behind.
@@ -72,21 +74,21 @@ $(GEN)/profile.pb-c.c: third_party/pprof/profile.proto
 $(GEN)/profile.pb-c.h: $(GEN)/profile.pb-c.c
 
 $(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c
-	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out -Werror,$(JT_CFLAGS)) $(CFLAGS) -c $< -o $@
 
 # Generated headers exist before any .d file can name them.
 $(APP_OBJS): $(SKELS) $(GEN)/profile.pb-c.h
 $(EXPORT_OBJS): $(GEN)/profile.pb-c.h
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(JT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS) $(EXPORT_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS)
 
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(JT_CFLAGS) $(CFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS) -lcmocka
 
 $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)

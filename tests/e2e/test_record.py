@@ -406,6 +406,16 @@ def test_make_install_honours_prefix_and_destdir():
     assert "usage: jittrace" in run([binary, "--help"]).stdout
 
 
+def test_make_cflags_add_to_the_projects_flags():
+    # make CFLAGS=... is the user's: it must not drop -Iinclude and the rest.
+    out = os.path.join(TMP, "cflags")
+    obj = os.path.join(out, "user/lib/procfile.o")
+    p = run(["make", "-C", ROOT, f"OUT={out}", "CFLAGS=-O0 -DJT_USER_FLAG", obj])
+    line = next(l for l in p.stdout.splitlines() if "procfile.c" in l)
+    assert "-Iinclude" in line and "-O0 -DJT_USER_FLAG" in line, line
+    assert os.path.getsize(obj) > 0
+
+
 def test_attach_ends_when_the_process_exits_unreaped():
     # The process exits but its parent (this test) has not reaped it: a
     # zombie still answers kill(pid, 0). record -p must end all the same.
