@@ -182,6 +182,96 @@ class Sink(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def test_agent_spool_makes_room_on_a_full_disk():
+    """A full disk: the agent deletes its own oldest windows to write the
+    new ones, rather than write nothing until someone else frees space."""
+    mnt = os.path.join(TMP, "spool-full")
+    os.makedirs(mnt, exist_ok=True)
+    run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt])
+    try:
+        # Four pages left: a few windows fill them.
+        with open(os.path.join(mnt, "filler"), "wb") as f:
+            f.write(b"\0" * (240 << 10))
+        spool = os.path.join(mnt, "spool")
+        with agent("-F", "99", "--window", "1", "--spool", spool) as a:
+            deleted = 'jittrace_spool_files_total{event="deleted"}'
+            written = 'jittrace_spool_files_total{event="written"}'
+            wait_for("a window deleted for room", lambda: a.metrics()[deleted] >= 1, 60)
+            w0 = a.metrics()[written]
+            wait_for("three more windows", lambda: a.metrics()[written] >= w0 + 3, 60)
+            m = a.metrics()
+        assert m['jittrace_spool_files_total{event="error"}'] == 0, m
+        files = spool_files(spool)
+        assert files and len(files) < m[written], (files, m)
+    finally:
+        run(["umount", mnt])
+
+
+def test_agent_refuses_a_spool_others_may_write():
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    for name, mode, owner in (("spool-world", 0o777, 0), ("spool-theirs", 0o700, nobody.pw_uid)):
+        d = os.path.join(TMP, name)
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, mode)
+        os.chown(d, owner, owner and nobody.pw_gid)
+        p = run([JT, "agent", "--spool", d], check=False, timeout=60)
+        assert p.returncode != 0, p.stderr
+        assert ("may be written by other users" if mode == 0o777
+                else f"belongs to uid {owner}") in p.stderr, p.stderr
+    # A planted link is no spool either.
+    link = os.path.join(TMP, "spool-link")
+    if not os.path.lexists(link):
+        os.symlink(os.path.join(TMP, "spool-theirs"), link)
+    p = run([JT, "agent", "--spool", link], check=False, timeout=60)
+    assert p.returncode != 0 and f"--spool {link}: Not a directory" in p.stderr, p.stderr
+
+
+class AuthSink(http.server.BaseHTTPRequestHandler):
+    """An /ingest that keeps each push's Authorization header."""
+    auth = []
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        AuthSink.auth.append(self.headers.get("Authorization"))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_agent_push_credentials_come_from_a_file_or_the_environment():
+    """Never only in argv, where ps shows them: a bearer token from
+    --push-auth-file, user:password from $JITTRACE_PUSH_AUTH."""
+    import base64
+    token = os.path.join(TMP, "push-token")
+    with open(token, "w") as f:
+        f.write("Bearer s3cret-token\n")
+    os.chmod(token, 0o600)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AuthSink)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    basic = "Basic " + base64.b64encode(b"tenant:pa55").decode()
+    try:
+        for opts, env, want in ((["--push-auth-file", token], {}, "Bearer s3cret-token"),
+                                ([], {"JITTRACE_PUSH_AUTH": "tenant:pa55"}, basic)):
+            AuthSink.auth = []
+            with agent("-F", "99", "--window", "1", "--push", url, *opts,
+                       env={**os.environ, **env}) as a:
+                wait_for("two pushes", lambda: len(AuthSink.auth) >= 2, 30)
+                argv = open(f"/proc/{a.p.pid}/cmdline", "rb").read()
+            assert set(AuthSink.auth) == {want}, AuthSink.auth
+            assert b"s3cret" not in argv and b"pa55" not in argv
+    finally:
+        srv.shutdown()
+    # A file other users may write is refused, before anything is pushed.
+    os.chmod(token, 0o622)
+    p = run([JT, "agent", "--push", url, "--push-auth-file", token], check=False,
+            timeout=60)
+    assert p.returncode != 0 and "may be written by other users" in p.stderr, p.stderr
+
+
 def test_agent_pushes_every_window_and_retries():
     need("go")
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)

@@ -18,6 +18,7 @@
 #include "agent/http.h"
 #include "agent/profiles.h"
 #include "agent/push.h"
+#include "agent/secret.h"
 #include "agent/spool.h"
 #include "jittrace.h"
 #include "record/live.h"
@@ -33,6 +34,8 @@ static const char usage[] =
 	"pb.gz\n"
 	"  --spool-max MB      delete the oldest past MB (default 1024)\n"
 	"  --push URL          POST each window to a Pyroscope /ingest\n"
+	"  --push-auth-file F  its credentials: \"Bearer TOKEN\" or\n"
+	"                      user:password (else $JITTRACE_PUSH_AUTH)\n"
 	"  --max-memory MB     memory for JIT symbol tables (default 256)\n"
 	"  --cow               record copy-on-write faults\n"
 	"  --tier TIER         auto, kernel, fentry, kprobe or tracepoint\n"
@@ -111,6 +114,9 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 'P':
 		o->push_url = optarg;
 		break;
+	case 'U':
+		o->push_auth_file = optarg;
+		break;
 	case 'X':
 		if (number(optarg, 1 << 24, &v) || v < 16)
 			return jt_usage_error(
@@ -150,6 +156,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "spool", required_argument, NULL, 'S' },
 		{ "spool-max", required_argument, NULL, 'M' },
 		{ "push", required_argument, NULL, 'P' },
+		{ "push-auth-file", required_argument, NULL, 'U' },
 		{ "max-memory", required_argument, NULL, 'X' },
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
@@ -214,15 +221,47 @@ static void ready(void *ctx)
 		a->o.listen_port);
 }
 
+/*
+ * Push credentials from a file or the environment: in the URL, every user
+ * reads them in ps. One given there still works, with a warning.
+ */
+static int push_auth(const struct jt_agent_opts *o, char **auth)
+{
+	const char *env = getenv("JITTRACE_PUSH_AUTH");
+	char err[256];
+
+	*auth = NULL;
+	if (jt_url_has_userinfo(o->push_url))
+		fprintf(stderr,
+			"jittrace: agent: warning: the --push URL holds "
+			"credentials, which every user sees in ps: "
+			"give them with --push-auth-file\n");
+	if (o->push_auth_file) {
+		*auth = jt_secret_read(o->push_auth_file, err, sizeof(err));
+		if (!*auth) {
+			fprintf(stderr,
+				"jittrace: agent: --push-auth-file: %s\n", err);
+			return -1;
+		}
+	} else if (env && *env) {
+		*auth = strdup(env);
+	}
+	return 0;
+}
+
 static int outputs_start(struct jt_agent *a)
 {
+	char *auth;
+
 	if (a->o.spool_dir) {
 		a->spool = jt_spool_open(a, a->o.spool_dir, a->o.spool_max);
 		if (!a->spool)
 			return -1;
 	}
 	if (a->o.push_url) {
-		a->push = jt_push_start(a, a->o.push_url);
+		if (push_auth(&a->o, &auth))
+			return -1;
+		a->push = jt_push_start(a, a->o.push_url, auth);
 		if (!a->push) {
 			fprintf(stderr, "jittrace: agent: --push: cannot "
 					"start\n");

@@ -24,6 +24,7 @@ struct jt_agent_opts {
 	const char *spool_dir;
 	uint64_t spool_max; /* bytes */
 	const char *push_url;
+	const char *push_auth_file;
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;

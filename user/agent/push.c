@@ -20,6 +20,7 @@ struct pending {
 struct jt_push {
 	struct jt_agent *a;
 	char *url;
+	char *auth;
 	pthread_t thread;
 	pthread_cond_t cond; /* with a->lock */
 	struct pending q[JT_PUSH_QUEUE];
@@ -57,6 +58,29 @@ static char *ingest_url(struct jt_push *p, CURL *c, const struct pending *w)
 	return url;
 }
 
+/* The credentials: a bearer token as a header, else user:password. */
+static struct curl_slist *with_auth(struct jt_push *p, CURL *c,
+				    struct curl_slist *h)
+{
+	char *line;
+	struct curl_slist *nh;
+
+	if (strncmp(p->auth, "Bearer ", 7)) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERPWD, p->auth);
+		return h;
+	}
+	if (asprintf(&line, "Authorization: %s", p->auth) < 0) {
+		curl_slist_free_all(h);
+		return NULL;
+	}
+	nh = curl_slist_append(h, line);
+	free(line);
+	if (!nh)
+		curl_slist_free_all(h);
+	return nh;
+}
+
 static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
 {
 	return size * n;
@@ -75,6 +99,8 @@ static int post(struct jt_push *p, const struct pending *w, long timeout)
 		return -ENOMEM;
 	url = ingest_url(p, c, w);
 	h = curl_slist_append(h, "Content-Type: application/octet-stream");
+	if (h && p->auth)
+		h = with_auth(p, c, h);
 	if (url && h) {
 		curl_easy_setopt(c, CURLOPT_URL, url);
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -168,14 +194,17 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct jt_push *jt_push_start(struct jt_agent *a, const char *url)
+struct jt_push *jt_push_start(struct jt_agent *a, const char *url, char *auth)
 {
 	struct jt_push *p = calloc(1, sizeof(*p));
 	pthread_condattr_t ca;
 
-	if (!p)
+	if (!p) {
+		free(auth);
 		return NULL;
+	}
 	p->a = a;
+	p->auth = auth;
 	p->url = strdup(url);
 	/* Trailing slashes would give "//ingest". */
 	while (p->url && strlen(p->url) > 1 &&
@@ -185,6 +214,7 @@ struct jt_push *jt_push_start(struct jt_agent *a, const char *url)
 	pthread_cond_init(&p->cond, &ca);
 	if (!p->url || pthread_create(&p->thread, NULL, run, p)) {
 		free(p->url);
+		free(p->auth);
 		free(p);
 		return NULL;
 	}
@@ -227,5 +257,6 @@ void jt_push_stop(struct jt_push *p)
 		drop_head(p);
 	pthread_cond_destroy(&p->cond);
 	free(p->url);
+	free(p->auth);
 	free(p);
 }

@@ -18,7 +18,11 @@ struct jt_push;
 #define JT_PUSH_TRIES 5	   /* per window */
 #define JT_PUSH_TIMEOUT 10 /* seconds per POST */
 
-struct jt_push *jt_push_start(struct jt_agent *a, const char *url);
+/*
+ * auth, taken over (may be NULL): "Bearer TOKEN" goes as the Authorization
+ * header, anything else as user:password (basic).
+ */
+struct jt_push *jt_push_start(struct jt_agent *a, const char *url, char *auth);
 /* Copies buf; from/until: Unix seconds. */
 void jt_push_enqueue(struct jt_push *p, int64_t from, int64_t until,
 		     const void *buf, size_t len);

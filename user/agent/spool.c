@@ -92,6 +92,33 @@ static void scan(struct jt_spool *s)
 	qsort(s->files, s->n, sizeof(*s->files), cmp_name);
 }
 
+/*
+ * Ours alone: another user who may write in it could plant names, or
+ * swap files under the agent, which runs as root.
+ */
+static bool trusted(int dirfd, const char *dir)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st))
+		return false;
+	if (st.st_uid != geteuid()) {
+		fprintf(stderr,
+			"jittrace: agent: --spool %s belongs to uid %u, not "
+			"to us\n",
+			dir, (unsigned int)st.st_uid);
+		return false;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		fprintf(stderr,
+			"jittrace: agent: --spool %s may be written by other "
+			"users: chmod go-w it\n",
+			dir);
+		return false;
+	}
+	return true;
+}
+
 struct jt_spool *jt_spool_open(struct jt_agent *a, const char *dir,
 			       uint64_t max_bytes)
 {
@@ -102,10 +129,13 @@ struct jt_spool *jt_spool_open(struct jt_agent *a, const char *dir,
 	s->a = a;
 	s->max_bytes = max_bytes;
 	mkdir(dir, 0700);
-	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->dirfd < 0) {
-		fprintf(stderr, "jittrace: agent: --spool %s: %s\n", dir,
-			strerror(errno));
+	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dirfd < 0 || !trusted(s->dirfd, dir)) {
+		if (s->dirfd < 0)
+			fprintf(stderr, "jittrace: agent: --spool %s: %s\n",
+				dir, strerror(errno));
+		else
+			close(s->dirfd);
 		free(s);
 		return NULL;
 	}
@@ -113,12 +143,15 @@ struct jt_spool *jt_spool_open(struct jt_agent *a, const char *dir,
 	return s;
 }
 
-/* Oldest first, until the newest file fits; the newest always stays. */
-static void rotate(struct jt_spool *s)
+/*
+ * Oldest first, until the files fit in max_bytes; the newest `keep_last`
+ * always stay.
+ */
+static void rotate(struct jt_spool *s, uint64_t max_bytes, size_t keep_last)
 {
 	size_t drop = 0;
 
-	while (s->bytes > s->max_bytes && s->n - drop > 1) {
+	while (s->bytes > max_bytes && s->n - drop > keep_last) {
 		if (!unlinkat(s->dirfd, s->files[drop].name, 0) ||
 		    errno == ENOENT) {
 			pthread_mutex_lock(&s->a->lock);
@@ -140,8 +173,7 @@ static int put(struct jt_spool *s, const char *name, const void *buf,
 
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	fd = openat(s->dirfd, tmp,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	err = jt_write_all(fd, buf, len);
@@ -169,6 +201,15 @@ void jt_spool_write(struct jt_spool *s, int64_t start, const void *buf,
 		snprintf(name, sizeof(name), "%s%s-%lld.%u%s", prefix,
 			 s->a->host, (long long)start, ++s->seq, suffix);
 	err = put(s, name, buf, len);
+	/* The disk is full: our own oldest windows make room for this one. */
+	while ((err == -ENOSPC || err == -EDQUOT) && s->n) {
+		size_t had = s->n;
+
+		rotate(s, 0, had - 1);
+		if (s->n == had)
+			break;
+		err = put(s, name, buf, len);
+	}
 	if (!err)
 		err = keep(s, name, len);
 	pthread_mutex_lock(&s->a->lock);
@@ -178,7 +219,7 @@ void jt_spool_write(struct jt_spool *s, int64_t start, const void *buf,
 		s->a->met.spool_written++;
 	pthread_mutex_unlock(&s->a->lock);
 	if (err == -ENOMEM || !err)
-		rotate(s);
+		rotate(s, s->max_bytes, 1);
 	if (err)
 		fprintf(stderr, "jittrace: agent: spooling %s: %s\n", name,
 			strerror(-err));
