@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 
 from jt import AS_USER, JT, ROOT, TMP, WL, Skip, record, run, script
@@ -240,3 +241,71 @@ def test_perf_export_names_kernel_and_bpf_samples():
            if theirs.get((s["tid"], s["time"])) != s["sym"]]
     assert len(mine) > 1000 and not bad, (len(mine), bad[:5])
     assert sum(1 for s in mine if s["sym"].startswith("bpf_prog_")) > 10
+
+
+def test_perf_export_size_follows_the_bytes_it_has():
+    """A perf-map that declares 16 TiB per function: the code's bytes are
+    not in the recording, so the export stays small, and perf still names
+    every sample as jittrace does."""
+    need("perf")
+    _, data = record([os.path.join(WL, "jitgen"), "reuse", "2", "0.4", "-m",
+                      "-s", "0x100000000000"])
+    out = export(data, "perf")
+    jit = os.path.join(out + ".jit")
+    size = os.path.getsize(out) + sum(os.path.getsize(os.path.join(jit, f))
+                                      for f in os.listdir(jit))
+    assert size < 4 << 20, size
+    same, total, bad = compare(data, out)
+    assert total > 50 and same == total, (same, total, bad)
+
+
+def test_perf_export_never_writes_through_a_planted_side_directory():
+    import pwd
+    from test_safety import nobody_dir
+    nobody = pwd.getpwnam("nobody")
+    _, data = record([os.path.join(WL, "jitgen"), "reuse", "2", "0.2", "-m"])
+    d = nobody_dir("export-planted", sticky=True)
+    victim = nobody_dir("export-victim")
+    out = os.path.join(d, "x.perf")
+    side = out + ".jit"
+    # Another user's link, then another user's directory with a file in it.
+    os.symlink(victim, side)
+    os.lchown(side, nobody.pw_uid, nobody.pw_gid)
+    for planted in ("link", "dir"):
+        p = run([JT, "export", "-i", data, "--format", "perf", "-o", out], check=False)
+        assert p.returncode == 1, p.stderr
+        assert f"{side} exists and is not an earlier export's" in p.stderr, p.stderr
+        assert os.listdir(victim) == [] and not os.path.exists(out)
+        if planted == "link":
+            os.unlink(side)
+            os.mkdir(side, 0o755)
+            os.chown(side, nobody.pw_uid, nobody.pw_gid)
+            open(os.path.join(side, "jitted-1-1.so"), "w").write("planted")
+    # Our own earlier export's directory is replaced, with none of its files.
+    shutil.rmtree(side)
+    for _ in range(2):
+        run([JT, "export", "-i", data, "--format", "perf", "-o", out])
+    st = os.stat(side)
+    assert st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o700
+    assert all(f.startswith("jitted-") for f in os.listdir(side))
+
+
+def test_export_on_a_full_disk_says_so_and_leaves_nothing():
+    _, data = record([os.path.join(WL, "jitgen"), "reuse", "2", "0.2", "-m"])
+    mnt = os.path.join(TMP, "export-full")
+    os.makedirs(mnt, exist_ok=True)
+    run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt])
+    try:
+        with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        for fmt in ("perf", "pprof"):
+            out = os.path.join(mnt, f"full.{fmt}")
+            p = run([JT, "export", "-i", data, "--format", fmt, "-o", out], check=False)
+            assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
+            assert sorted(os.listdir(mnt)) == ["filler"], os.listdir(mnt)
+    finally:
+        run(["umount", mnt])

@@ -11,11 +11,12 @@
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
  *   many      N functions 16 bytes apart, all loaded, then run in turn
- * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m] [-w K]
+ * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m] [-w K] [-s SIZE]
  * -t writes the jitdump without the marker mmap: ground truth that no
  * profiler sees. -w K (adjacent, reuse, move): after the K-th function
  * has run, print "waiting" and go on at a line on stdin, so a test can
- * attach a profiler in the middle.
+ * attach a profiler in the middle. -s SIZE: the perf-map declares SIZE
+ * bytes for each function, as a broken or hostile runtime may.
  * Ground truth on stdout: "load NAME ADDR SIZE NS" for every record
  * written, "move NAME OLD NEW NS", and "run NAME ADDR FROM_NS TO_NS" for
  * every stretch of time a function ran.
@@ -88,6 +89,8 @@ static void jitdump_open(const char *dir, int marker)
 
 static void write_load(const char *name, void *code, uint64_t t);
 
+static unsigned long long declared_size = CODE_SIZE;
+
 static int wait_after = -1;
 
 /* -w K: hold after the K-th function until the test says go. */
@@ -137,8 +140,8 @@ static void write_load(const char *name, void *code, uint64_t t)
 		fflush(dump);
 	}
 	if (pmap) {
-		fprintf(pmap, "%lx %x %s\n", (unsigned long)addr, CODE_SIZE,
-			name);
+		fprintf(pmap, "%lx %llx %s\n", (unsigned long)addr,
+			declared_size, name);
 		fflush(pmap);
 	}
 }
@@ -360,6 +363,8 @@ int main(int argc, char **argv)
 			jitdump_open(argv[++i], 1);
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			jitdump_open(argv[++i], 0);
+		} else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+			declared_size = strtoull(argv[++i], NULL, 0);
 		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
 			wait_after = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-m")) {

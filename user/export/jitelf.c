@@ -18,13 +18,14 @@ static size_t align8(size_t n)
 
 /*
  * The code's bytes are not in the recording (a perf-map has none): the
- * text is zeros, enough for perf to name it, not to annotate it.
+ * text is SHT_NOBITS, enough for perf to name it, not to annotate it. A
+ * declared size, however large, takes no bytes in the file.
  */
 int jt_jitelf_write(int fd, const char *name, uint64_t size)
 {
 	size_t nlen = strlen(name) + 1;
 	size_t text = JT_JITELF_TEXT_OFFSET;
-	size_t sym = align8(text + size);
+	size_t sym = align8(text);
 	size_t str = sym + 2 * sizeof(Elf64_Sym);
 	size_t shs = str + 1 + nlen;
 	size_t sh = align8(shs + sizeof(shstrtab));
@@ -57,7 +58,7 @@ int jt_jitelf_write(int fd, const char *name, uint64_t size)
 	memcpy(buf + str + 1, name, nlen);
 	memcpy(buf + shs, shstrtab, sizeof(shstrtab));
 	h[SH_TEXT] = (Elf64_Shdr){ .sh_name = 1,
-				   .sh_type = SHT_PROGBITS,
+				   .sh_type = SHT_NOBITS,
 				   .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
 				   .sh_addr = text,
 				   .sh_offset = text,

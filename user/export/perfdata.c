@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include "export/jitdir.h"
 #include "export/jitelf.h"
 #include "export/perfdata.h"
 #include "lib/hash.h"
@@ -71,6 +72,8 @@ struct jt_perfdata {
 	char *path;
 	char jitdir[PATH_MAX];
 	int jitdir_fd;
+	bool created; /* path is ours to remove */
+	bool done;    /* closed whole: what was written stays */
 	const struct jt_stream *s;
 	uint32_t pid;
 	bool callchain;
@@ -331,7 +334,7 @@ static const char *jit_elf(struct jt_perfdata *w, uint32_t pid,
 	struct jit_file k = { pid, name, size, NULL }, *f;
 	uint64_t h = jt_hash_u64(pid ^ jt_hash_u64((uintptr_t)name ^ size));
 	char base[64];
-	int fd;
+	int fd, err;
 
 	f = jt_hash_find(&w->elves, h, jit_eq, &k);
 	if (f)
@@ -339,15 +342,18 @@ static const char *jit_elf(struct jt_perfdata *w, uint32_t pid,
 	snprintf(base, sizeof(base), "jitted-%u-%llu.so", pid,
 		 (unsigned long long)++w->jit_files);
 	fd = openat(w->jitdir_fd, base,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		w->err = -errno;
 		return NULL;
 	}
-	if (jt_jitelf_write(fd, name, size) < 0)
-		w->err = -EIO;
-	close(fd);
+	err = jt_jitelf_write(fd, name, size);
+	if (close(fd) && !err)
+		err = -errno;
+	if (err) {
+		w->err = err;
+		return NULL;
+	}
 	f = malloc(sizeof(*f));
 	if (!f || asprintf(&k.path, "%s/%s", w->jitdir, base) < 0 ||
 	    jt_hash_add(&w->elves, h, f)) {
@@ -614,7 +620,6 @@ struct jt_perfdata *jt_perfdata_open(const char *path,
 				     bool callchain, int *err)
 {
 	struct jt_perfdata *w = calloc(1, sizeof(*w));
-	char *dir;
 
 	*err = -ENOMEM;
 	if (!w)
@@ -629,23 +634,16 @@ struct jt_perfdata *jt_perfdata_open(const char *path,
 		goto fail;
 	w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		     0600);
+	w->created = w->fd >= 0;
 	if (w->fd < 0 || lseek(w->fd, data_offset(), SEEK_SET) < 0) {
 		*err = -errno;
 		goto fail;
 	}
-	/* Absolute: perf finds the ELF files from wherever it runs. */
-	if (asprintf(&dir, "%s.jit", path) < 0)
-		goto fail;
-	if ((mkdir(dir, 0755) && errno != EEXIST) ||
-	    !realpath(dir, w->jitdir) ||
-	    (w->jitdir_fd = open(w->jitdir, O_RDONLY | O_DIRECTORY |
-						    O_NOFOLLOW | O_CLOEXEC)) <
-		    0) {
-		*err = -errno;
-		free(dir);
+	w->jitdir_fd = jt_jitdir_make(path, w->jitdir);
+	if (w->jitdir_fd < 0) {
+		*err = w->jitdir_fd;
 		goto fail;
 	}
-	free(dir);
 	event_attr(&w->attr, s);
 	w->attr.size = sizeof(w->attr);
 	w->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
@@ -726,6 +724,7 @@ int jt_perfdata_close(struct jt_perfdata *w)
 	if (close(w->fd) && !err)
 		err = -errno;
 	w->fd = -1;
+	w->done = !err;
 	jt_perfdata_abort(w);
 	return err;
 }
@@ -738,6 +737,11 @@ void jt_perfdata_abort(struct jt_perfdata *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
+	/* Not finished: nothing half-written is left for perf to read. */
+	if (!w->done && w->created)
+		unlink(w->path);
+	if (!w->done)
+		jt_jitdir_remove(w->jitdir_fd, w->jitdir);
 	if (w->jitdir_fd >= 0)
 		close(w->jitdir_fd);
 	jt_hash_for_each(&w->bids, i) free(w->bids.e[i].val);

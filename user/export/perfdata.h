@@ -27,7 +27,7 @@ void jt_perfdata_item(struct jt_perfdata *w, struct jt_model *m,
 		      const struct jt_item *it, const struct jt_symres *y);
 /* Header, features, close: 0 or -errno. Frees w. */
 int jt_perfdata_close(struct jt_perfdata *w);
-/* Give up: close and free (NULL is fine). */
+/* Give up: close, remove what was written and free (NULL is fine). */
 void jt_perfdata_abort(struct jt_perfdata *w);
 
 #endif

@@ -163,6 +163,8 @@ static int write_file(const char *path, const void *buf, size_t len)
 	err = jt_write_all(fd, buf, len);
 	if (close(fd) && !err)
 		err = -errno;
+	if (err) /* a full disk: no half a profile left behind */
+		unlink(path);
 	return err;
 }
 
@@ -201,8 +203,14 @@ int cmd_export(int argc, char **argv)
 		x.perf = jt_perfdata_open(x.output, &s, x.pid, x.callchain,
 					  &err);
 	if (!x.pprof && !x.perf) {
-		fprintf(stderr, "jittrace: %s: %s\n", x.output,
-			strerror(err ? -err : ENOMEM));
+		if (err == -EEXIST)
+			fprintf(stderr,
+				"jittrace: %s.jit exists and is not an earlier "
+				"export's: remove it, or give another -o\n",
+				x.output);
+		else
+			fprintf(stderr, "jittrace: %s: %s\n", x.output,
+				strerror(err ? -err : ENOMEM));
 		jt_stream_free(&s);
 		return 1;
 	}
