@@ -4,6 +4,7 @@
  * a view does with one: framing, event validation, the model, perf
  * record decoding and sample resolution.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/perf_rec.h"
@@ -25,7 +26,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	jt_perf_mmap2(it->data, it->len, &mm);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run(const uint8_t *data, size_t size, bool free_dead_sources)
 {
 	struct jt_pipe_ops ops = { .item = on_item, .named = true };
 	struct jt_stream s;
@@ -33,10 +34,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[256];
 
 	if (jt_stream_open_mem(&s, data, size, msg, sizeof(msg)))
-		return 0;
+		return;
+	s.free_dead_sources = free_dead_sources;
 	ops.ctx = &s;
 	jt_pipe_run(&p, &s, &ops);
 	jt_pipe_free(&p);
 	jt_stream_free(&s);
+}
+
+/* As the views read a recording, and as the agent does: it frees the
+ * JIT files of processes gone past the grace. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	run(data, size, false);
+	run(data, size, true);
 	return 0;
 }

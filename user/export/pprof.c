@@ -73,6 +73,7 @@ struct jt_pprof {
 	int64_t time_ns;
 	int64_t duration_ns;
 	int64_t period_ns;
+	bool hide_kernel;
 	/* the fixed strings */
 	int64_t k_samples, k_count, k_cpu, k_nanoseconds;
 	int64_t k_pid, k_comm, k_source;
@@ -242,6 +243,16 @@ static uint64_t sample_hash(const struct psample *s)
 	return h;
 }
 
+/* A recording's periods are untrusted: sums stop at the type's end. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static bool sample_eq(const void *val, const void *key)
 {
 	const struct psample *a = val, *b = key;
@@ -273,8 +284,8 @@ int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s)
 	h = sample_hash(&k);
 	e = jt_hash_find(&p->samples, h, sample_eq, &k);
 	if (e) {
-		e->count += s->count;
-		e->nanos += s->nanos;
+		e->count = sat_add(e->count, s->count);
+		e->nanos = sat_add(e->nanos, s->nanos);
 		return 0;
 	}
 	e = malloc(sizeof(*e));
@@ -294,6 +305,16 @@ int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s)
 	e->count = s->count;
 	e->nanos = s->nanos;
 	return keep(&p->smp, &p->nsmp, &p->smp_cap, e);
+}
+
+void jt_pprof_hide_kernel(struct jt_pprof *p)
+{
+	p->hide_kernel = true;
+}
+
+static uint64_t shown(const struct jt_pprof *p, uint64_t addr)
+{
+	return p->hide_kernel && addr >> 63 ? 0 : addr;
 }
 
 void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns)
@@ -426,8 +447,8 @@ static void fill_tables(const struct jt_pprof *p, struct parts *m)
 
 		perftools__profiles__mapping__init(o);
 		o->id = x->id;
-		o->memory_start = x->start;
-		o->memory_limit = x->limit;
+		o->memory_start = shown(p, x->start);
+		o->memory_limit = shown(p, x->limit);
 		o->file_offset = x->offset;
 		o->filename = x->file;
 		o->build_id = x->build_id;
@@ -449,7 +470,7 @@ static void fill_tables(const struct jt_pprof *p, struct parts *m)
 		m->line_ptrs[i] = &m->lines[i];
 		o->id = x->id;
 		o->mapping_id = x->mapping;
-		o->address = x->addr;
+		o->address = shown(p, x->addr);
 		o->n_line = 1;
 		o->line = &m->line_ptrs[i];
 		m->location_ptrs[i] = o;

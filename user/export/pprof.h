@@ -42,6 +42,11 @@ void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns);
 void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns);
 /* The gzipped profile in *buf (the caller frees it); 0 or -errno. */
 int jt_pprof_encode(struct jt_pprof *p, void **buf, size_t *len);
+/*
+ * Kernel addresses (the upper half) written as 0, names kept: for a
+ * reader who may not see them (kptr_restrict), as KASLR needs.
+ */
+void jt_pprof_hide_kernel(struct jt_pprof *p);
 void jt_pprof_free(struct jt_pprof *p);
 
 #endif

@@ -174,8 +174,9 @@ static int preamble(struct jt_reader *r)
 		return -EINVAL;
 	if (p.version < JT_FILE_VERSION_MIN || p.version > JT_FILE_VERSION)
 		return -EPROTO;
-	if (p.size < sizeof(p) || p.size % 8 || fill(r, p.size) ||
-	    p.size > r->have)
+	/* Checked before it is read: a file must not size our buffers. */
+	if (p.size < sizeof(p) || p.size % 8 || p.size > JT_REC_MAX ||
+	    fill(r, p.size) || p.size > r->have)
 		return -EINVAL;
 	r->version = p.version;
 	r->pos = p.size;

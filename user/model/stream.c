@@ -323,7 +323,12 @@ static void proc_exited(struct jt_stream *s, uint32_t pid, uint64_t time)
 static void source_free(struct jt_stream *s, size_t i)
 {
 	struct jt_jit_source *src = s->sources[i];
+	struct jt_write_queue *q = src->writes;
 
+	if (q && q->src == src)
+		q->src = NULL;
+	if (q && q->refused == src)
+		q->refused = NULL;
 	s->gone_truncated += src->truncated;
 	jt_hash_del(&s->source_ids, jt_hash_u64(src->id), id_eq, &src->id);
 	jt_jitdump_free(&src->dump);
@@ -356,13 +361,30 @@ static void sources_reap(struct jt_stream *s, uint64_t horizon)
 		s->gone_head = s->ngone = 0;
 }
 
+/*
+ * A queue times the lines of one source, and counts the writes of one
+ * refused: the file found again (the same pid and inode) takes it over,
+ * so no older source keeps a pointer the queue's end would leave dangling.
+ */
+static void bind_queue(struct jt_write_queue *q, struct jt_jit_source *src)
+{
+	struct jt_jit_source **slot = src->status ? &q->refused : &q->src;
+
+	if (*slot && *slot != src)
+		(*slot)->writes = NULL;
+	*slot = src;
+}
+
 static void add_source(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_jitfile_rec *f = r->data;
 	struct jt_jit_source *src;
 	size_t plen;
 
-	if (r->len < sizeof(*f) + 1) {
+	/* Ids are the recorder's, one per file: a second is corrupt. */
+	if (r->len < sizeof(*f) + 1 ||
+	    (!f->status && jt_hash_find(&s->source_ids, jt_hash_u64(f->file_id),
+					id_eq, &f->file_id))) {
 		s->unknown_recs++;
 		return;
 	}
@@ -389,11 +411,10 @@ static void add_source(struct jt_stream *s, const struct jt_rec *r)
 		s->err = -ENOMEM;
 	if (src->kind == JT_JIT_PERFMAP)
 		src->writes = queue_of(s, src->pid, src->ino);
-	if (src->writes && !src->status)
-		src->writes->src = src;
+	if (src->writes)
+		bind_queue(src->writes, src);
 	if (src->status && src->writes) {
 		/* Refused: what it was written is only counted. */
-		src->writes->refused = src;
 		src->ignored_writes += src->writes->n - src->writes->head;
 		src->writes->head = src->writes->n = 0;
 	} else if (!src->status &&
