@@ -31,9 +31,16 @@ def free_port():
 
 
 class Agent:
-    def __init__(self, args, env=None, prefix=()):
+    def __init__(self, args, env=None, prefix=(), token=None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.token = token
+        if token:
+            path = os.path.join(TMP, f"agent-{self.port}.token")
+            with open(path, "w") as f:
+                f.write(token + "\n")
+            os.chmod(path, 0o600)
+            args = [*args, "--auth-token-file", path]
         self.err_path = os.path.join(TMP, f"agent-{self.port}.err")
         self.err = open(self.err_path, "w+")
         self.p = subprocess.Popen(
@@ -50,10 +57,15 @@ class Agent:
         with open(self.err_path) as f:
             return f.read()
 
-    def get(self, path, timeout=30):
-        """(status, body bytes) of a GET, errors included."""
+    def get(self, path, timeout=30, token=None):
+        """(status, body bytes) of a GET, errors included; with the
+        agent's token, or the one given ("" for none)."""
+        token = self.token if token is None else token
+        req = urllib.request.Request(self.url + path)
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
         try:
-            with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()

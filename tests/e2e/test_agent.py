@@ -354,7 +354,7 @@ def test_agent_refuses_hostile_http_clients():
                            ("/debug/pprof/profile?seconds=99999", 400),
                            ("/debug/pprof/profile?seconds=-1", 400),
                            ("/debug/pprof/profile?seconds=1&pid=x", 400),
-                           ("/audit?pid=0", 400), ("/nope", 404),
+                           ("/audit?pid=0", 403), ("/nope", 404),
                            ("/healthz", 200)):
             status, _ = a.get(path)
             assert status == want, (path, status)
@@ -586,7 +586,7 @@ def test_agent_audit_is_audit_p():
     from jt import hx  # noqa: F401
     f = os.path.join(TMP, "agent-cowhold.shared")
     os.chmod(TMP, 0o777)
-    with agent("-F", "49", "--window", "1") as a:
+    with agent("-F", "49", "--window", "1", token="audit-t0ken") as a:
         proc = subprocess.Popen([*AS_USER, os.path.join(WL, "cowhold"),
                                  os.path.join(WL, "libjtcow.so"), f, TMP],
                                 stdout=subprocess.PIPE, text=True)
@@ -657,3 +657,75 @@ def test_agent_listens_on_a_name_and_on_ipv6():
     assert bad.returncode == 2 and "--listen wants ADDR:PORT" in bad.stderr
     bad = run([JT, "agent", "--tier", "bogus"], check=False)
     assert bad.returncode == 2 and "--tier wants auto, kernel, fentry" in bad.stderr
+
+
+def kernel_addresses(raw):
+    """The addresses go tool pprof -raw lists for kernel locations."""
+    return [int(m.group(1), 16) for m in
+            re.finditer(r"^\s+\d+: 0x([0-9a-f]+) M=\d+ .*\[kernel\.kallsyms\]", raw, re.M)]
+
+
+def test_agent_answers_only_callers_with_its_token():
+    """With --auth-token-file, every endpoint but /healthz wants the
+    token; without one, /audit is refused. Kernel addresses go only to
+    callers kptr_restrict lets see them."""
+    need("go")
+    with open("/proc/sys/kernel/kptr_restrict") as f:
+        kptr = f.read()
+    run(["sh", "-c", "echo 1 > /proc/sys/kernel/kptr_restrict"])
+    try:
+        raws = {}
+        for token in ("s3cret-tok", None):
+            with agent("-F", "199", token=token) as a:
+                assert a.get("/healthz", token="")[0] == 200
+                for path in ("/metrics", "/audit", "/debug/pprof/profile?seconds=1"):
+                    status, _ = a.get(path, token="")
+                    assert status == (401 if token else 200 if path == "/metrics"
+                                      else 403 if path == "/audit" else 200), (token, path, status)
+                if token:
+                    assert a.get("/metrics", token="wrong-tok!")[0] == 401
+                    assert a.get("/audit")[0] == 200
+                run([os.path.join(WL, "mmloop"), "callsfor", "0.3"])
+                status, body = a.get("/debug/pprof/profile?seconds=2", timeout=60)
+                assert status == 200
+                path = os.path.join(TMP, f"agent-auth-{bool(token)}.pb.gz")
+                open(path, "wb").write(body)
+                raws[bool(token)] = subprocess.run(
+                    ["go", "tool", "pprof", "-raw", path], capture_output=True,
+                    text=True, errors="replace", check=True).stdout
+    finally:
+        run(["sh", "-c", f"echo {kptr.strip()} > /proc/sys/kernel/kptr_restrict"])
+    shown, hidden = kernel_addresses(raws[True]), kernel_addresses(raws[False])
+    assert shown and all(x >> 63 for x in shown), shown[:5]
+    assert hidden and not any(hidden), hidden[:5]
+
+
+def test_agent_frees_the_slot_of_a_client_that_left():
+    """Profile requests whose clients went away give their slot back at
+    once, not when their 300 seconds are up."""
+    def ask():
+        s = socket.create_connection(("127.0.0.1", a.port), timeout=10)
+        s.sendall(b"GET /debug/pprof/profile?seconds=300 HTTP/1.1\r\nHost: x\r\n\r\n")
+        return s
+
+    with agent("-F", "19") as a:
+        # Ours take the slots until one is refused: then all are ours.
+        holders = []
+        for _ in range(6):
+            s = ask()
+            s.settimeout(2)
+            try:
+                reply = s.recv(64)
+            except socket.timeout:
+                holders.append(s)  # no answer: it holds a slot
+                continue
+            s.close()
+            assert status_of(reply) == 503, reply
+            break
+        else:
+            raise AssertionError("no request was refused")
+        assert len(holders) >= 4, len(holders)
+        for s in holders:
+            s.close()
+        wait_for("a free slot", lambda: a.get("/debug/pprof/profile?seconds=1",
+                                              timeout=60)[0] == 200, 30)

@@ -34,6 +34,8 @@ static const char usage[] =
 	"pb.gz\n"
 	"  --spool-max MB      delete the oldest past MB (default 1024)\n"
 	"  --push URL          POST each window to a Pyroscope /ingest\n"
+	"  --auth-token-file F callers present this token (Authorization:\n"
+	"                      Bearer) for all but /healthz\n"
 	"  --push-auth-file F  its credentials: \"Bearer TOKEN\" or\n"
 	"                      user:password (else $JITTRACE_PUSH_AUTH)\n"
 	"  --max-memory MB     memory for JIT symbol tables (default 256)\n"
@@ -117,6 +119,9 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 'U':
 		o->push_auth_file = optarg;
 		break;
+	case 'K':
+		o->auth_token_file = optarg;
+		break;
 	case 'X':
 		if (number(optarg, 1 << 24, &v) || v < 16)
 			return jt_usage_error(
@@ -157,6 +162,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "spool-max", required_argument, NULL, 'M' },
 		{ "push", required_argument, NULL, 'P' },
 		{ "push-auth-file", required_argument, NULL, 'U' },
+		{ "auth-token-file", required_argument, NULL, 'K' },
 		{ "max-memory", required_argument, NULL, 'X' },
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
@@ -251,7 +257,18 @@ static int push_auth(const struct jt_agent_opts *o, char **auth)
 
 static int outputs_start(struct jt_agent *a)
 {
-	char *auth;
+	char *auth, err[256];
+
+	if (a->o.auth_token_file) {
+		a->auth_token =
+			jt_secret_read(a->o.auth_token_file, err, sizeof(err));
+		if (!a->auth_token) {
+			fprintf(stderr,
+				"jittrace: agent: --auth-token-file: %s\n",
+				err);
+			return -1;
+		}
+	}
 
 	if (a->o.spool_dir) {
 		a->spool = jt_spool_open(a, a->o.spool_dir, a->o.spool_max);
@@ -340,6 +357,7 @@ int cmd_agent(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = outputs_start(&a) ? 1 : serve(&a);
 	jt_spool_close(a.spool);
+	free(a.auth_token);
 	curl_global_cleanup();
 	return rc;
 }

@@ -25,6 +25,7 @@ struct jt_agent_opts {
 	uint64_t spool_max; /* bytes */
 	const char *push_url;
 	const char *push_auth_file;
+	const char *auth_token_file;
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;
@@ -101,7 +102,9 @@ struct jt_agent {
 	struct jt_spool *spool;
 	struct jt_push *push;
 	char host[64];
-	int fd; /* the stream's read end */
+	int fd;		     /* the stream's read end */
+	char *auth_token;    /* what HTTP callers present; NULL: none */
+	unsigned int audits; /* /audit requests being answered */
 };
 
 uint64_t jt_agent_now(void);

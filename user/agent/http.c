@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +66,64 @@ static int arg_u64(struct MHD_Connection *c, const char *key, uint64_t def,
 	return *end || !*v || *v > max ? -EINVAL : 0;
 }
 
-static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c)
+/* Whether the caller of c presented the agent's token. */
+static bool authorised(const struct jt_agent *a, struct MHD_Connection *c)
 {
+	const char *h = MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	size_t n, i;
+	unsigned char diff = 0;
+
+	if (!a->auth_token || !h || strncmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	n = strlen(a->auth_token);
+	if (strlen(h) != n)
+		return false;
+	/* In constant time: how much matched must not show. */
+	for (i = 0; i < n; i++)
+		diff |= (unsigned char)h[i] ^ (unsigned char)a->auth_token[i];
+	return !diff;
+}
+
+/*
+ * Kernel addresses, as /proc/kallsyms shows them: to everyone with
+ * kptr_restrict 0, to authorised callers with 1, to none with 2.
+ */
+static bool kernel_visible(bool auth)
+{
+	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level == 0 || (level == 1 && auth);
+}
+
+/* The client closed its end: nobody waits for the profile any more. */
+static bool client_gone(void *ctx)
+{
+	int fd = (int)(intptr_t)ctx;
+	char b;
+
+	return fd >= 0 && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+static int connection_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return i ? i->connect_fd : -1;
+}
+
+static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c,
+			       bool auth)
+{
+	struct jt_profile_asker who = { .gone = client_gone };
 	uint64_t seconds, pid;
 	void *buf;
 	size_t len;
@@ -77,7 +135,12 @@ static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c)
 	if (arg_u64(c, "pid", 0, 4194304, &pid))
 		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
 				 "pid: a process id\n");
-	err = jt_profiles_request(a, pid, seconds, &buf, &len);
+	who.pid = pid;
+	who.hide_kernel = !kernel_visible(auth);
+	who.ctx = (void *)(intptr_t)connection_fd(c);
+	err = jt_profiles_request(a, &who, seconds, &buf, &len);
+	if (err == -ECONNABORTED)
+		return MHD_NO; /* nobody to answer */
 	if (err == -EBUSY)
 		return send_text(a, c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				 "too many profiles being cut at once\n");
@@ -112,8 +175,12 @@ static enum MHD_Result metrics(struct jt_agent *a, struct MHD_Connection *c)
 			MHD_RESPMEM_MUST_FREE);
 }
 
-/* audit --json's findings, for pid or every live process with JIT code. */
-static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c)
+/*
+ * audit --json's findings, for pid or every live process with JIT code:
+ * every process's layout, so only for a caller with the token.
+ */
+static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c,
+			     bool auth)
 {
 	uint32_t pids[JT_AGENT_JIT_PIDS];
 	unsigned int n = 0, i;
@@ -123,10 +190,21 @@ static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c)
 	size_t len = 0;
 	FILE *f;
 
+	if (!auth)
+		return send_text(a, c, MHD_HTTP_FORBIDDEN,
+				 "/audit shows every process's memory layout: "
+				 "start the agent with --auth-token-file and "
+				 "send its token\n");
 	if (arg_u64(c, "pid", 0, 4194304, &pid))
 		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
 				 "pid: a process id\n");
 	pthread_mutex_lock(&a->lock);
+	if (a->audits >= JT_HTTP_AUDITS) {
+		pthread_mutex_unlock(&a->lock);
+		return send_text(a, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "too many audits at once\n");
+	}
+	a->audits++;
 	if (pid)
 		pids[n++] = pid;
 	else
@@ -135,16 +213,21 @@ static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c)
 	a->met.http_requests++;
 	pthread_mutex_unlock(&a->lock);
 	f = open_memstream(&buf, &len);
+	if (f) {
+		jt_json_init(&j, f);
+		jt_json_array(&j);
+		for (i = 0; i < n; i++)
+			jt_audit_live_into(pids[i], &j); /* gone: nothing */
+		jt_json_end(&j);
+		fputc('\n', f);
+		fclose(f);
+	}
+	pthread_mutex_lock(&a->lock);
+	a->audits--;
+	pthread_mutex_unlock(&a->lock);
 	if (!f)
 		return send_text(a, c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				 "out of memory\n");
-	jt_json_init(&j, f);
-	jt_json_array(&j);
-	for (i = 0; i < n; i++)
-		jt_audit_live_into(pids[i], &j); /* gone since: nothing */
-	jt_json_end(&j);
-	fputc('\n', f);
-	fclose(f);
 	return send_buf(c, MHD_HTTP_OK, "application/json", buf, len,
 			MHD_RESPMEM_MUST_FREE);
 }
@@ -169,17 +252,43 @@ static const char index_text[] =
 	"--json\n"
 	"/healthz                                ok while capturing\n";
 
+static enum MHD_Result unauthorised(struct jt_agent *a,
+				    struct MHD_Connection *c)
+{
+	static const char text[] = "send the agent's token: Authorization: "
+				   "Bearer TOKEN\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&a->lock);
+	a->met.http_rejected++;
+	pthread_mutex_unlock(&a->lock);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				"Bearer realm=\"jittrace\"");
+	ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 			     const char *url)
 {
+	bool auth = authorised(a, c);
+
+	/* A probe needs no token: it learns only that we capture. */
+	if (!strcmp(url, "/healthz"))
+		return healthz(a, c);
+	if (a->auth_token && !auth)
+		return unauthorised(a, c);
 	if (!strcmp(url, "/debug/pprof/profile"))
-		return profile(a, c);
+		return profile(a, c, auth);
 	if (!strcmp(url, "/metrics"))
 		return metrics(a, c);
 	if (!strcmp(url, "/audit"))
-		return audit(a, c);
-	if (!strcmp(url, "/healthz"))
-		return healthz(a, c);
+		return audit(a, c, auth);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
 		return send_text(a, c, MHD_HTTP_OK, index_text);
 	return send_text(a, c, MHD_HTTP_NOT_FOUND, "not found\n");

@@ -13,6 +13,8 @@
 #define JT_HTTP_IDLE_SECS 10
 #define JT_HTTP_HEADER_BYTES 8192
 #define JT_HTTP_MAX_SECONDS 300
+/* /audit parses ELF files: a few at once keep it under --max-memory. */
+#define JT_HTTP_AUDITS 2
 
 struct MHD_Daemon;
 

@@ -370,27 +370,34 @@ static void req_unlink(struct jt_agent *a, struct jt_profile_req *r)
 		}
 }
 
-static int req_wait(struct jt_agent *a, struct jt_profile_req *r)
+/*
+ * Until r is cut; each second, whether its asker is still there: a client
+ * that left gives its slot back now, not when its seconds are up.
+ */
+static int req_wait(struct jt_agent *a, struct jt_profile_req *r,
+		    const struct jt_profile_asker *who)
 {
-	uint64_t give_up = r->end + CUT_AFTER_NS + 10000000000ULL;
+	uint64_t give_up = r->end + CUT_AFTER_NS + 10000000000ULL, next;
 	struct timespec ts;
 	int64_t real;
 
 	while (!r->done) {
+		if (who->gone && who->gone(who->ctx))
+			return -ECONNABORTED;
+		next = jt_agent_now() + 1000000000ULL;
+		if (jt_agent_now() >= give_up)
+			return -ETIMEDOUT;
 		/* cond waits on CLOCK_REALTIME: convert the deadline. */
-		real = real_ns(a, give_up);
+		real = real_ns(a, next < give_up ? next : give_up);
 		ts.tv_sec = real / 1000000000LL;
 		ts.tv_nsec = real % 1000000000LL;
-		if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) ==
-			    ETIMEDOUT &&
-		    !r->done)
-			return -ETIMEDOUT;
+		pthread_cond_timedwait(&a->cond, &a->lock, &ts);
 	}
 	return r->err;
 }
 
-int jt_profiles_request(struct jt_agent *a, uint32_t pid, uint64_t seconds,
-			void **buf, size_t *len)
+int jt_profiles_request(struct jt_agent *a, const struct jt_profile_asker *who,
+			uint64_t seconds, void **buf, size_t *len)
 {
 	struct jt_profile_req *r = calloc(1, sizeof(*r));
 	uint64_t hz = a->o.freq ? a->o.freq : 1;
@@ -398,10 +405,12 @@ int jt_profiles_request(struct jt_agent *a, uint32_t pid, uint64_t seconds,
 
 	if (!r)
 		return -ENOMEM;
-	r->pid = pid;
+	r->pid = who->pid;
 	r->start = jt_agent_now();
 	r->end = r->start + seconds * 1000000000ULL;
 	r->pprof = jt_pprof_new(real_ns(a, r->start), 1000000000LL / hz);
+	if (r->pprof && who->hide_kernel)
+		jt_pprof_hide_kernel(r->pprof);
 	pthread_mutex_lock(&a->lock);
 	if (!r->pprof)
 		err = -ENOMEM;
@@ -415,7 +424,7 @@ int jt_profiles_request(struct jt_agent *a, uint32_t pid, uint64_t seconds,
 		r->next = a->reqs;
 		a->reqs = r;
 		a->nreqs++;
-		err = req_wait(a, r);
+		err = req_wait(a, r, who);
 		req_unlink(a, r);
 	}
 	pthread_mutex_unlock(&a->lock);
