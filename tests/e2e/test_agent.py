@@ -363,18 +363,26 @@ def test_agent_refuses_hostile_http_clients():
         assert status_of(reply) == 405, reply[:80]
         big = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 65536 + b"\r\n\r\n"
         assert status_of(raw_http(a.port, big)) in (None, 413, 414, 431)
-        # Slowloris: half-sent requests take every connection, then time out.
+        # Bodies where none belongs, and malformed requests: an exact 4xx.
+        for req, want in ((b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd", 413),
+                          (b"GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                           b"\r\n4\r\nabcd\r\n0\r\n\r\n", 413),
+                          (b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Length: 99999999999999999999\r\n\r\n", 413),
+                          (b"\x01\x02GARBAGE blah\r\n\r\n", 400),
+                          (b"GET /metrics HTTP/1.1\r\n\r\n", 400)):
+            assert status_of(raw_http(a.port, req)) == want, (req[:40], want)
+        # Slowloris: half-sent requests held open leave room for probes.
         socks = []
-        for _ in range(12):
-            try:
-                s = socket.create_connection(("127.0.0.1", a.port), timeout=2)
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-                socks.append(s)
-            except OSError:
-                break
-        wait_for("the idle timeout to free connections", lambda: _try_ok(a), 40)
-        for s in socks:
-            s.close()
+        for _ in range(16):
+            s = socket.create_connection(("127.0.0.1", a.port), timeout=2)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        try:
+            assert [_try_ok(a) for _ in range(10)] == [True] * 10
+        finally:
+            for s in socks:
+                s.close()
         # More profile requests at once than it cuts: the rest get 503.
         got = []
         ts = [threading.Thread(target=lambda: got.append(

@@ -294,6 +294,16 @@ static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 	return send_text(a, c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
+static bool has_body(struct MHD_Connection *c)
+{
+	const char *len = MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (len && strcmp(len, "0")) ||
+	       MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
 /*
  * MHD calls this first with the headers, then once per piece of body,
  * then with none left. Nothing here takes a body: one is refused.
@@ -310,6 +320,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return send_text(a, c, MHD_HTTP_METHOD_NOT_ALLOWED,
 				 "only GET\n");
+	/* Refused from the headers alone: a body not yet read gets its
+	 * answer, where refusing it in pieces only closed the connection. */
+	if (!*state && has_body(c))
+		return send_text(a, c, MHD_HTTP_CONTENT_TOO_LARGE,
+				 "no request body here\n");
 	if (!*state) {
 		*state = &headers_seen;
 		return MHD_YES;
@@ -357,7 +372,9 @@ struct MHD_Daemon *jt_http_start(struct jt_agent *a)
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)JT_HTTP_CONNECTIONS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)JT_HTTP_IDLE_SECS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)JT_HTTP_HEADER_BYTES, MHD_OPTION_END);
+		(size_t)JT_HTTP_HEADER_BYTES,
+		/* A malformed request gets a 400, not a closed connection. */
+		MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
 	if (!d)
 		fprintf(stderr, "jittrace: agent: cannot listen on %s:%u: %s\n",
 			a->o.listen_host, a->o.listen_port, strerror(errno));

@@ -9,7 +9,8 @@
 
 #include "agent/agent.h"
 
-#define JT_HTTP_CONNECTIONS 8
+/* A thread each: enough that a few slow clients leave room for probes. */
+#define JT_HTTP_CONNECTIONS 64
 #define JT_HTTP_IDLE_SECS 10
 #define JT_HTTP_HEADER_BYTES 8192
 #define JT_HTTP_MAX_SECONDS 300
