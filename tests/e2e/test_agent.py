@@ -737,3 +737,43 @@ def test_agent_frees_the_slot_of_a_client_that_left():
             s.close()
         wait_for("a free slot", lambda: a.get("/debug/pprof/profile?seconds=1",
                                               timeout=60)[0] == 200, 30)
+
+
+MAPPER = """
+import mmap, sys
+lib = sys.argv[1]
+keep = []
+with open(lib, "rb") as f:
+    for _ in range(300):
+        m = mmap.mmap(f.fileno(), 4096, flags=mmap.MAP_PRIVATE,
+                      prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        m[0] = m[0]  # a private copy of the page: a cow finding each
+        keep.append(m)
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_agent_audit_parses_each_library_once_under_its_cap():
+    """A process maps a 100 MB library 300 times: /audit reads its symbols
+    once, not once per mapping, and the agent stays under --max-memory."""
+    lib = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+    if not os.path.exists(lib):
+        from jt import Skip
+        raise Skip(f"{lib} is not installed")
+    with agent("-F", "19", "--max-memory", "128", token="cap-t0ken") as a:
+        proc = subprocess.Popen([*AS_USER, "python3", "-c", MAPPER, lib],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline() == "ready\n"
+            status, body = a.get(f"/audit?pid={proc.pid}", timeout=300)
+            m = a.metrics()
+        finally:
+            proc.kill()
+            proc.wait()
+    assert status == 200, body[:200]
+    cow = [f for f in json.loads(body) if f["kind"] == "cow" and lib in json.dumps(f)]
+    assert len(cow) == 300, len(cow)
+    peak = m["jittrace_agent_peak_rss_bytes"]
+    assert peak < 128 << 20, peak
+    print(f"    peak RSS {peak / 2**20:.0f} MB for 300 mappings of {os.path.basename(lib)}")

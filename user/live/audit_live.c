@@ -137,16 +137,28 @@ static void finding_end(struct jt_json *j)
  * The file v maps, opened through map_files: the very file mapped, even
  * if the path now names another. NULL when it is no ELF file.
  */
+/*
+ * The mapped file's symbols, parsed once per file (dev and inode), not
+ * once per mapping: a library mapped 500 times is one parse.
+ */
 static const struct jt_elffile *mapped_elf(struct live *l, const struct vma *v)
 {
-	char path[96];
+	int fd = jt_proc_open_mapped(l->pid, v->start, v->end);
+	struct jt_elffile *f = NULL;
+	char key[64];
 	const char *k;
-	struct jt_elffile *f;
+	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 l->pid, v->start, v->end);
-	k = jt_intern(&l->strs, path, strlen(path));
-	f = k ? jt_elf_get(&l->elf, k) : NULL;
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st)) {
+		snprintf(key, sizeof(key), "file %llx:%llx",
+			 (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		k = jt_intern(&l->strs, key, strlen(key));
+		f = k ? jt_elf_get_fd(&l->elf, k, fd) : NULL;
+	}
+	close(fd);
 	return f && f->ok ? f : NULL;
 }
 

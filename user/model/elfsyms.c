@@ -160,20 +160,25 @@ static void read_segments(struct jt_elffile *f, Elf *e)
 						    ph.p_vaddr, ph.p_flags };
 }
 
-static void load(struct jt_elffile *f, struct jt_strtab *strs)
+static void load_fd(struct jt_elffile *f, struct jt_strtab *strs, int fd)
 {
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 
-	if (fd < 0)
-		return;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
 		read_segments(f, e);
 		read_symbols(f, e, strs);
 		f->ok = 1;
 	}
 	elf_end(e);
+}
+
+static void load(struct jt_elffile *f, struct jt_strtab *strs)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	load_fd(f, strs, fd);
 	close(fd);
 }
 
@@ -183,11 +188,14 @@ static bool same_path(const void *val, const void *key)
 	return ((const struct jt_elffile *)val)->path == key;
 }
 
-struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
+/* A new entry for path, or NULL without memory; *had: it was there. */
+static struct jt_elffile *entry(struct jt_elfcache *c, const char *path,
+				bool *had)
 {
 	uint64_t h = jt_hash_u64((uintptr_t)path);
 	struct jt_elffile *f = jt_hash_find(&c->by_path, h, same_path, path);
 
+	*had = f != NULL;
 	if (f)
 		return f;
 	if (jt_reserve(&c->files, &c->cap, c->n + 1, sizeof(*c->files)))
@@ -200,7 +208,27 @@ struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
 	c->files[c->n++] = f;
 	f->path = path;
 	elf_version(EV_CURRENT);
-	load(f, c->strs);
+	return f;
+}
+
+struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
+{
+	bool had;
+	struct jt_elffile *f = entry(c, path, &had);
+
+	if (f && !had)
+		load(f, c->strs);
+	return f;
+}
+
+struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key,
+				 int fd)
+{
+	bool had;
+	struct jt_elffile *f = entry(c, key, &had);
+
+	if (f && !had)
+		load_fd(f, c->strs, fd);
 	return f;
 }
 

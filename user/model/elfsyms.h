@@ -48,6 +48,12 @@ struct jt_elfcache {
 };
 
 struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path);
+/*
+ * The same, for a file already open at fd (read, not kept), cached
+ * under key: an interned name for its identity, such as dev and inode.
+ */
+struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key,
+				 int fd);
 /* The GNU build-id of the ELF file open at fd; its length, or 0. */
 size_t jt_elf_build_id(int fd, unsigned char id[20]);
 /* The function holding file offset off, or NULL. */
