@@ -259,7 +259,30 @@ def test_max_jit_bytes_cuts_and_counts():
     assert loads[-1]["name"] == f"fn_{16384 // 26 - 1:06d}"
     rep = run([JT, "report", "-i", data]).stdout
     assert (f"# /tmp/perf-{pid}.map (pid {pid}, found while recording): "
-            f"{16384 // 26} records, 0 malformed skipped; cut at "
-            f"--max-jit-bytes, {size - 16384} bytes not read") in rep, rep
+            f"{16384 // 26} records, 0 malformed skipped; cut at its copy "
+            f"budget (--max-jit-bytes, --max-process-jit-bytes), "
+            f"{size - 16384} bytes not read") in rep, rep
     bad = run([JT, "record", "--max-jit-bytes", "12X", "--", "true"], check=False)
     assert bad.returncode == 2 and "--max-jit-bytes wants a size" in bad.stderr
+
+
+def test_process_budgets_cut_and_count():
+    """One process writes its perf-map a byte per write(2): past its
+    budgets, the write events and the copied bytes are counted, not
+    recorded, and report says so for that process."""
+    p, data = record([os.path.join(WL, "modelload"), "perfmap", "20000", "0"],
+                     ["--max-process-writes", "5000", "--max-process-jit-bytes", "4K"])
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec" and e["comm"] == "modelload")
+    os.unlink(f"/tmp/perf-{pid}.map")
+    writes = [e for e in events if e["type"] == "perfmap_write" and e["pid"] == pid]
+    assert len(writes) == 5000, len(writes)
+    assert "pid %d: past 5000 perf-map write events (--max-process-writes)" % pid in p.stderr
+    assert p.stderr.count(f"of pid {pid}: copied its first 4096 bytes "
+                          "(--max-process-jit-bytes)") == 1, p.stderr
+    rep = run([JT, "report", "-i", data]).stdout
+    assert (f"# pid {pid}: 15000 perf-map write events past its 5000 "
+            "(--max-process-writes) not recorded") in rep, rep
+    assert f"{20000 - 4096} bytes not read" in rep, rep
+    bad = run([JT, "record", "--max-process-writes", "-3", "--", "true"], check=False)
+    assert bad.returncode == 2 and "--max-process-writes wants a whole number" in bad.stderr

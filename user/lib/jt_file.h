@@ -28,6 +28,7 @@ enum jt_rec_type {
 	JT_REC_BUILDID = 9,  /* struct jt_buildid_rec + path */
 	JT_REC_ROUND = 10,   /* struct jt_round_rec: every ring drained */
 	JT_REC_JITCAP = 11,  /* struct jt_jitcap_rec: a JIT file hit the cap */
+	JT_REC_PROCCAP = 12, /* struct jt_proccap_rec: a process's cut */
 };
 
 /* Every event stamped before time is in the file ahead of this record. */
@@ -42,6 +43,19 @@ struct jt_jitcap_rec {
 	uint64_t skipped; /* bytes the file had beyond them, when last seen */
 	uint32_t file_id;
 	uint32_t pad;
+};
+
+/*
+ * What one process made the recorder drop past its budget: perf-map write
+ * events (--max-process-writes), counted, not recorded. Written once, when
+ * it exits or the recording ends.
+ */
+struct jt_proccap_rec {
+	uint64_t time;
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t writes_cut;
+	uint64_t writes_budget;
 };
 
 /* The build-id of a file mapped executable, read while it was mapped. */

@@ -221,8 +221,7 @@ struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path)
 	return f;
 }
 
-struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key,
-				 int fd)
+struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key, int fd)
 {
 	bool had;
 	struct jt_elffile *f = entry(c, key, &had);

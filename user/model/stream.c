@@ -684,6 +684,18 @@ static void add_jitcap(struct jt_stream *s, const struct jt_rec *r)
 			s->sources[i]->truncated = c->skipped;
 }
 
+static void add_proccap(struct jt_stream *s, const struct jt_rec *r)
+{
+	if (r->len < sizeof(struct jt_proccap_rec) ||
+	    jt_reserve(&s->proccaps, &s->proccaps_cap, s->nproccaps + 1,
+		       sizeof(*s->proccaps))) {
+		s->unknown_recs++;
+		return;
+	}
+	memcpy(&s->proccaps[s->nproccaps++], r->data,
+	       sizeof(struct jt_proccap_rec));
+}
+
 static void add_kallsyms(struct jt_stream *s, const struct jt_rec *r)
 {
 	free(s->kallsyms);
@@ -717,6 +729,9 @@ static void take(struct jt_stream *s, const struct jt_rec *r)
 		break;
 	case JT_REC_JITCAP:
 		add_jitcap(s, r);
+		break;
+	case JT_REC_PROCCAP:
+		add_proccap(s, r);
 		break;
 	case JT_REC_ROUND:
 		if (r->len >= sizeof(struct jt_round_rec)) {
@@ -882,6 +897,7 @@ void jt_stream_free(struct jt_stream *s)
 		free(s->sources[i]);
 	}
 	free(s->sources);
+	free(s->proccaps);
 	jt_hash_free(&s->source_ids);
 	jt_hash_for_each(&s->write_queues, i)
 	{

@@ -142,6 +142,10 @@ struct jt_stream {
 	size_t gone_head;
 	size_t gone_cap;
 	uint64_t gone_truncated; /* the freed sources' truncated bytes */
+	/* Processes that went past a budget of the recorder's: few. */
+	struct jt_proccap_rec *proccaps;
+	size_t nproccaps;
+	size_t proccaps_cap;
 	/* A live reader's clock: called with each ROUND mark's time. */
 	void (*on_round)(void *ctx, uint64_t horizon);
 	void *round_ctx;

@@ -42,12 +42,12 @@ static uint64_t tmp_of(const char *pid)
 }
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
-		     uint64_t max_bytes)
+		     const struct jt_jit_budget *budget)
 {
 	memset(j, 0, sizeof(*j));
 	j->w = w;
 	j->all = all;
-	j->max_bytes = max_bytes;
+	j->budget = *budget;
 	j->buf = malloc(CHUNK);
 	if (!j->buf)
 		return -ENOMEM;
@@ -157,6 +157,18 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 	p->mntns = 0; /* not findable by name: no memory */
 }
 
+/* What the process made us drop, said once: at its exit or our end. */
+static void proc_cut(struct jt_jitfiles *j, const struct jt_jitproc *p)
+{
+	struct jt_proccap_rec c = { jt_now_ns(), p->pid };
+
+	if (p->writes <= j->budget.process_writes)
+		return;
+	c.writes_cut = p->writes - j->budget.process_writes;
+	c.writes_budget = j->budget.process_writes;
+	jt_writer_add(j->w, JT_REC_PROCCAP, &c, sizeof(c), NULL, 0);
+}
+
 /* Forget the process: it is gone, and its pid may come back as another. */
 static void untrack(struct jt_jitfiles *j, pid_t pid)
 {
@@ -166,6 +178,7 @@ static void untrack(struct jt_jitfiles *j, pid_t pid)
 
 	if (!p)
 		return;
+	proc_cut(j, p);
 	k = (struct ns_key){ p->mntns, p->nspid };
 	if (p->mntns &&
 	    jt_hash_find(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k) == p)
@@ -376,10 +389,10 @@ static void cap_reached(struct jt_jitfiles *j, struct jt_jitfile *f,
 			const char *why)
 {
 	struct stat st;
-	struct jt_jitcap_rec c = { jt_now_ns(), j->max_bytes, 0, f->id };
+	struct jt_jitcap_rec c = { jt_now_ns(), f->offset, 0, f->id };
 
-	if (!fstat(f->fd, &st) && (uint64_t)st.st_size > j->max_bytes)
-		c.skipped = st.st_size - j->max_bytes;
+	if (!fstat(f->fd, &st) && (uint64_t)st.st_size > f->offset)
+		c.skipped = st.st_size - f->offset;
 	jt_writer_add(j->w, JT_REC_JITCAP, &c, sizeof(c), NULL, 0);
 	if (f->capped)
 		return;
@@ -387,29 +400,50 @@ static void cap_reached(struct jt_jitfiles *j, struct jt_jitfile *f,
 	j->capped++;
 	fprintf(stderr,
 		"jittrace: %s file of pid %d: copied its first %llu bytes "
-		"(--max-jit-bytes), %s\n",
+		"(%s), the rest is counted\n",
 		f->kind == JT_JIT_JITDUMP ? "jitdump" : "perf-map", f->pid,
-		(unsigned long long)j->max_bytes, why);
+		(unsigned long long)f->offset, why);
+}
+
+/* What may still be copied of f: its own cap, and its process's. */
+static uint64_t copy_room(struct jt_jitfiles *j, const struct jt_jitfile *f,
+			  const char **why)
+{
+	const struct jt_jitproc *p = proc(j, f->pid);
+	uint64_t file = j->budget.file_bytes > f->offset ?
+				j->budget.file_bytes - f->offset :
+				0;
+	uint64_t process = !p ? UINT64_MAX :
+			   j->budget.process_bytes > p->copied ?
+				j->budget.process_bytes - p->copied :
+				0;
+
+	*why = file <= process ? "--max-jit-bytes" : "--max-process-jit-bytes";
+	return file < process ? file : process;
 }
 
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 {
 	struct jt_jit_rec r = { .file_id = f->id };
+	struct jt_jitproc *p;
+	const char *why;
+	uint64_t room;
 	ssize_t n;
 
 	while (f->fd >= 0 && !f->capped) {
 		size_t want = CHUNK;
 
-		if (f->offset >= j->max_bytes) {
+		room = copy_room(j, f, &why);
+		if (!room) {
 			char b;
 
 			/* Only a byte past the cap makes the file too big. */
 			if (pread(f->fd, &b, 1, f->offset) == 1)
-				cap_reached(j, f, "the rest is counted");
+				cap_reached(j, f, why);
 			return;
 		}
-		if (want > j->max_bytes - f->offset)
-			want = j->max_bytes - f->offset;
+		if (want > room)
+			want = room;
 		n = pread(f->fd, j->buf, want, f->offset);
 		if (n <= 0)
 			return;
@@ -418,6 +452,8 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);
 		f->offset += n;
 		j->bytes += n;
+		if ((p = proc(j, f->pid)))
+			p->copied += n;
 	}
 }
 
@@ -463,6 +499,30 @@ static bool written(struct jt_jitfiles *j, const struct jt_jitfile *f)
 	const struct jt_jitproc *p = proc(j, f->pid);
 
 	return p && p->written + 1 >= j->passes;
+}
+
+bool jt_jitfiles_admit(struct jt_jitfiles *j, const struct jt_hdr *h,
+		       size_t len)
+{
+	struct jt_jitproc *p;
+
+	if (len < sizeof(*h) || h->type != JT_EV_MAPWRITE)
+		return true;
+	p = proc(j, h->pid);
+	if (!p && j->all) {
+		jt_jitfiles_track(j, h->pid, 0);
+		p = proc(j, h->pid);
+	}
+	if (!p || ++p->writes <= j->budget.process_writes)
+		return true;
+	if (p->writes == j->budget.process_writes + 1)
+		fprintf(stderr,
+			"jittrace: pid %d: past %llu perf-map write events "
+			"(--max-process-writes): the rest are counted, not "
+			"recorded\n",
+			h->pid, (unsigned long long)j->budget.process_writes);
+	j->writes_cut++;
+	return false;
 }
 
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
@@ -608,7 +668,11 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
 	free(j->f);
-	jt_hash_for_each(&j->procs, i) free(j->procs.e[i].val);
+	jt_hash_for_each(&j->procs, i)
+	{
+		proc_cut(j, j->procs.e[i].val);
+		free(j->procs.e[i].val);
+	}
 	jt_hash_free(&j->procs);
 	free(j->buf);
 	memset(j, 0, sizeof(*j));

@@ -35,6 +35,19 @@ struct jt_jitproc {
 	bool own_tmp;	    /* not ours: reached as /proc/PID/root/tmp */
 	bool perfmap_found; /* its perf-map is open (or was refused) */
 	uint64_t written;   /* the last pass before a write event to it */
+	uint64_t writes;    /* its perf-map write events, recorded or cut */
+	uint64_t copied;    /* bytes of its JIT files copied */
+};
+
+/*
+ * What one process may make the recorder write: one process writing its
+ * perf-map a line per write(2), or growing several files, must not fill
+ * the disk of a system-wide recording. Past each, counted, not written.
+ */
+struct jt_jit_budget {
+	uint64_t file_bytes;	 /* copied per JIT file (--max-jit-bytes) */
+	uint64_t process_bytes;	 /* copied per process, all its files */
+	uint64_t process_writes; /* perf-map write events per process */
 };
 
 /* A /tmp other than ours (a container's), watched by inotify. */
@@ -58,9 +71,10 @@ struct jt_jitfiles {
 	uint64_t self_mntns;
 	int tmp_wd; /* our own /tmp */
 	uint32_t next_id;
-	uint64_t max_bytes; /* copied per file, at most */
-	uint64_t capped;    /* files cut at max_bytes */
-	size_t accepted;    /* files read, over the whole recording */
+	struct jt_jit_budget budget;
+	uint64_t writes_cut; /* write events not recorded, all processes */
+	uint64_t capped;     /* files cut at max_bytes */
+	size_t accepted;     /* files read, over the whole recording */
 	bool all;
 	int inotify_fd;
 	char *buf;
@@ -71,7 +85,10 @@ struct jt_jitfiles {
 };
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
-		     uint64_t max_bytes);
+		     const struct jt_jit_budget *budget);
+/* Whether this BPF event goes into the recording: false past a budget. */
+bool jt_jitfiles_admit(struct jt_jitfiles *j, const struct jt_hdr *h,
+		       size_t len);
 /* Watch the BPF stream for new processes, marker mmaps and exits. */
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len);

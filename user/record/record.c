@@ -43,7 +43,7 @@ struct record_opts {
 	bool cow;
 	enum jt_tier_want tier;
 	uint32_t bpf_ring_kb;
-	uint64_t max_jit_bytes;
+	struct jt_jit_budget budget;
 	struct jt_perf_opts perf;
 	char **argv;
 };
@@ -113,6 +113,11 @@ static const char usage[] =
 	"      --max-jit-bytes N copy at most N bytes of each jitdump or\n"
 	"                        perf-map file (K, M, G suffixes; default\n"
 	"                        256M); the rest is counted, not copied\n"
+	"      --max-process-jit-bytes N  the same for all of one process's\n"
+	"                        files (default 512M)\n"
+	"      --max-process-writes N  record at most N perf-map write\n"
+	"                        events of one process (default 1000000);\n"
+	"                        the rest are counted\n"
 	"      --user USER       run the command as USER\n"
 	"      --run-as-root     run the command as root (not recommended)\n"
 	"  -v, --verbose         show libbpf's messages\n";
@@ -185,6 +190,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
 		{ "max-jit-bytes", required_argument, NULL, 'J' },
+		{ "max-process-jit-bytes", required_argument, NULL, 'K' },
+		{ "max-process-writes", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -195,7 +202,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	o->perf.freq = 999;
 	o->perf.pages = 256; /* 1 MiB per CPU: a JIT's MMAP2 bursts fit */
 	o->bpf_ring_kb = 8192;
-	o->max_jit_bytes = 256ULL << 20;
+	o->budget =
+		(struct jt_jit_budget){ 256ULL << 20, 512ULL << 20, 1000000 };
 	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:am:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -256,11 +264,25 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->cow = true;
 			break;
 		case 'J':
-			if (jt_parse_size(optarg, &o->max_jit_bytes))
+			if (jt_parse_size(optarg, &o->budget.file_bytes))
 				return jt_usage_error(
 					usage, "--max-jit-bytes wants a size: "
 					       "a positive number, then K, M "
 					       "or G");
+			break;
+		case 'K':
+			if (jt_parse_size(optarg, &o->budget.process_bytes))
+				return jt_usage_error(
+					usage, "--max-process-jit-bytes wants "
+					       "a size: a positive number, "
+					       "then K, M or G");
+			break;
+		case 'W':
+			o->budget.process_writes = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || optarg[0] == '-')
+				return jt_usage_error(
+					usage, "--max-process-writes wants a "
+					       "whole number");
 			break;
 		case 'T':
 			c = jt_tier_want_parse(optarg);
@@ -300,8 +322,10 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 	struct recorder *r = ctx;
 
 	note_busy(r, data, size);
-	jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0);
-	r->bpf_records++;
+	if (jt_jitfiles_admit(&r->jit, data, size)) {
+		jt_writer_add(&r->w, JT_REC_BPF, data, size, NULL, 0);
+		r->bpf_records++;
+	}
 	jt_jitfiles_event(&r->jit, data, size);
 	jt_buildids_event(&r->bids, data, size);
 	return 0;
@@ -795,8 +819,7 @@ static int open_output(struct recorder *r)
 		return err;
 	err = jt_writer_open_fd(&r->w, r->out.fd);
 	if (!err)
-		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all,
-				       r->o.max_jit_bytes);
+		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all, &r->o.budget);
 	r->bids.w = &r->w;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,
@@ -900,7 +923,8 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	r.o.tier = lo->tier;
 	/* Mapped twice, all of it in RSS: 4 MiB holds ~20K events. */
 	r.o.bpf_ring_kb = 4096;
-	r.o.max_jit_bytes = lo->max_jit_bytes;
+	r.o.budget = (struct jt_jit_budget){ lo->max_jit_bytes,
+					     lo->max_jit_bytes * 2, 1000000 };
 	r.o.verbose = lo->verbose;
 	r.o.argv = meta_argv + 2;
 	raise_fd_limit();
@@ -911,7 +935,7 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 		close(fd);
 		return err;
 	}
-	err = jt_jitfiles_init(&r.jit, &r.w, true, r.o.max_jit_bytes);
+	err = jt_jitfiles_init(&r.jit, &r.w, true, &r.o.budget);
 	r.bids.w = &r.w;
 	if (!err)
 		err = setup(&r, 2, meta_argv);

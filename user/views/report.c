@@ -411,11 +411,18 @@ static void print_sources(const struct jt_stream *s)
 		       st->skipped, j->dump.failed ? "; stopped: " : "",
 		       j->dump.failed ? j->dump.err : "");
 		if (j->truncated)
-			printf("; cut at --max-jit-bytes, %" PRIu64
+			printf("; cut at its copy budget (--max-jit-bytes, "
+			       "--max-process-jit-bytes), %" PRIu64
 			       " bytes not read",
 			       j->truncated);
 		printf("\n");
 	}
+	for (i = 0; i < s->nproccaps; i++)
+		printf("# pid %u: %" PRIu64 " perf-map write events past "
+		       "its %" PRIu64 " (--max-process-writes) not recorded; "
+		       "its lines are timed when read\n",
+		       s->proccaps[i].pid, s->proccaps[i].writes_cut,
+		       s->proccaps[i].writes_budget);
 }
 
 static void print_changed(const struct jt_stream *s, const struct jt_syms *y)
