@@ -141,11 +141,11 @@ def wait_for(what, cond, timeout=60):
         time.sleep(0.05)
 
 
-def start_attached(args):
+def start_attached(args, env=None):
     """Start jittrace record with -p or -a; return once it says it records.
     What it said until then is in the returned object's said_first."""
     rec = subprocess.Popen([JT, "record", *args], stderr=subprocess.PIPE,
-                           text=True)
+                           text=True, env=env)
     seen = []
     for line in rec.stderr:
         seen.append(line)

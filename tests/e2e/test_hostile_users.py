@@ -4,6 +4,7 @@ symlinked directories, a container's symlinked /tmp and root's own files
 planted where the recorder looks for JIT files. It must neither wait on
 them nor read what that user could not."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -154,3 +155,42 @@ def test_audit_does_not_wait_on_a_fifo_perf_map():
         os.unlink(path)
     assert f"not reading {path} of pid {target.pid}: Invalid argument" in p.stderr, p.stderr
 
+
+
+def test_an_open_that_hangs_does_not_stall_the_recorder():
+    """An open of one user's file hangs (as on a dead FUSE mount; injected
+    here): the recorder leaves it, keeps recording, tries none of that
+    user's files again, and still reads another user's."""
+    import pwd
+    from jt import AS_USER as NOBODY, WL, hx
+    daemon = pwd.getpwnam("daemon")
+    as_daemon = ["setpriv", "--reuid", str(daemon.pw_uid), "--regid", str(daemon.pw_gid),
+                 "--clear-groups"]
+    stall, calm = nobody_dir("stall-here"), nobody_dir("calm-dir")
+    other = os.path.join(TMP, "daemon-dir")
+    os.makedirs(other, exist_ok=True)
+    os.chown(other, daemon.pw_uid, daemon.pw_gid)
+    data = os.path.join(TMP, "stall.data")
+    rec = start_attached(["-a", "--duration", "120", "-o", data],
+                         env={**os.environ, "JT_TEST_OPEN_STALL": "stall-here"})
+    pids = []
+    try:
+        for who, d in ((NOBODY, stall), (NOBODY, calm), (as_daemon, other)):
+            p = run([*who, os.path.join(WL, "jitgen"), "adjacent", "2", "0.3", "-j", d])
+            pids.append(int(p.stdout.split()[1]))
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, err
+    for pid, d in zip(pids[:2], (stall, calm)):
+        assert f"not reading {d}/jit-{pid}.dump of pid {pid}: Connection timed out" in err, err
+    assert re.search(r"jittrace: 1 JIT file opens hung past 250 ms and were left; "
+                     r"[1-9]\d* more of the same users were not tried", err), err
+    events = script(data)
+    assert any(e["type"] == "exit" and e["pid"] == pids[0] for e in events)
+    named = [e for e in events if e["type"] == "sample" and e["pid"] == pids[2]
+             and e["source"] == "jitdump"]
+    assert named and all(e["sym"].startswith("adjacent_") for e in named), named[:3]

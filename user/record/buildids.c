@@ -40,31 +40,38 @@ static bool seen(struct jt_buildids *b, uint64_t dev, uint64_t ino)
 /*
  * The mapped file itself where we can: no path lookup to race. Else the
  * path, in the process's root while it has one, and only if it is still
- * the file the event named.
+ * the file the event named. Off the capture loop: a path can hang.
  */
-static int open_mapped(const struct jt_map_event *ev, const char *path)
+static struct jt_open_res read_id(struct jt_buildids *b,
+				  const struct jt_map_event *ev,
+				  const char *path, uid_t uid)
 {
-	int fd = jt_proc_open_mapped(ev->h.pid, ev->vma.start, ev->vma.end);
+	struct jt_open_req r = {
+		.pid = ev->h.pid,
+		.uid = uid,
+		.root_pid = ev->h.pid,
+		.or_our_root = true,
+		.start = ev->vma.start,
+		.end = ev->vma.end,
+		.dev = ev->dev,
+		.ino = ev->ino,
+		.build_id = true,
+	};
+	uint32_t nspid;
 
-	if (fd >= 0)
-		return fd;
-	fd = jt_proc_open_in_root(ev->h.pid, path);
-	if (fd == -ENOENT || fd == -ESRCH)
-		fd = jt_proc_open_in_root(0, path);
-	if (fd >= 0 && jt_proc_file_is(fd, ev->dev, ev->ino)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	if (uid == (uid_t)-1)
+		jt_proc_status(ev->h.pid, &r.uid, &nspid);
+	snprintf(r.path, sizeof(r.path), "%s", path);
+	return jt_opener_open(b->opener, &r);
 }
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
-		       size_t len)
+		       size_t len, uid_t uid)
 {
 	const struct jt_map_event *ev = (const void *)h;
 	struct jt_buildid_rec r = {};
 	char path[JT_PATH_MAX + 1];
-	int fd;
+	struct jt_open_res res;
 
 	if (len < sizeof(*ev) || h->size != len || !ev->path_len ||
 	    ev->path_len > len - sizeof(*ev))
@@ -77,13 +84,13 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 		return;
 	snprintf(path, sizeof(path), "%.*s",
 		 (int)strnlen(ev->path, ev->path_len), ev->path);
-	fd = open_mapped(ev, path);
-	if (fd < 0)
+	res = read_id(b, ev, path, uid);
+	if (res.fd < 0)
 		return;
 	r.dev = ev->dev;
 	r.ino = ev->ino;
-	r.len = jt_elf_build_id(fd, r.id);
-	close(fd);
+	r.len = res.id_len;
+	memcpy(r.id, res.id, sizeof(r.id));
 	jt_writer_add(b->w, JT_REC_BUILDID, &r, sizeof(r), path,
 		      strlen(path) + 1);
 }

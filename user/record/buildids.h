@@ -12,6 +12,7 @@
 #include "jt_abi.h"
 #include "lib/hash.h"
 #include "lib/jt_file.h"
+#include "record/opener.h"
 
 struct jt_file_id {
 	uint64_t dev;
@@ -20,11 +21,13 @@ struct jt_file_id {
 
 struct jt_buildids {
 	struct jt_writer *w;
+	struct jt_opener *opener; /* the recorder's: opens off the loop */
 	struct jt_hash seen; /* of struct jt_file_id: one record per file */
 };
 
+/* uid: the process's user, as the recorder knows it; -1: read it now. */
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
-		       size_t len);
+		       size_t len, uid_t uid);
 void jt_buildids_free(struct jt_buildids *b);
 
 #endif

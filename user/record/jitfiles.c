@@ -287,6 +287,14 @@ static pid_t root_of(struct jt_jitfiles *j, pid_t pid)
 	return p && p->own_tmp ? pid : 0;
 }
 
+/* Whose file it would be: the user cut off if opening it hangs. */
+uid_t jt_jitfiles_owner(struct jt_jitfiles *j, pid_t pid)
+{
+	const struct jt_jitproc *p = proc(j, pid);
+
+	return p && p->euid_known ? p->euid : (uid_t)-1;
+}
+
 /*
  * The runtime maps its jitdump executable as a marker for perf. Open the
  * mapped file itself through map_files: no path lookup to race. Once
@@ -299,18 +307,22 @@ static void open_jitdump(struct jt_jitfiles *j, const struct jt_map_event *ev,
 			 int found)
 {
 	pid_t pid = ev->h.pid;
-	int fd, err;
+	struct jt_open_req r;
+	int fd;
 
 	if (!is_jitdump_name(j, path, pid) || find(j, pid, JT_JIT_JITDUMP))
 		return;
-	fd = jt_proc_open_mapped(pid, start, end);
-	if (fd < 0) {
-		fd = jt_proc_open_in_root(root_of(j, pid), path);
-		if (fd >= 0 && (err = jt_proc_file_is(fd, ev->dev, ev->ino))) {
-			close(fd);
-			fd = err;
-		}
-	}
+	r = (struct jt_open_req){
+		.pid = pid,
+		.uid = jt_jitfiles_owner(j, pid),
+		.root_pid = root_of(j, pid),
+		.start = start,
+		.end = end,
+		.dev = ev->dev,
+		.ino = ev->ino,
+	};
+	snprintf(r.path, sizeof(r.path), "%s", path);
+	fd = jt_opener_open(j->opener, &r).fd;
 	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? fd : 0, path);
 }
 
@@ -355,7 +367,8 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
-	char path[96], name[48];
+	struct jt_open_req r = {};
+	char path[96];
 	int fd;
 
 	if (p && p->perfmap_found)
@@ -371,8 +384,11 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 			 nspid);
 	else
 		snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%u.map", nspid);
-	snprintf(name, sizeof(name), PERFMAP_DIR "/perf-%u.map", nspid);
-	fd = jt_proc_open_in_root(root_of(j, pid), name);
+	r.pid = pid;
+	r.uid = jt_jitfiles_owner(j, pid);
+	r.root_pid = root_of(j, pid);
+	snprintf(r.path, sizeof(r.path), PERFMAP_DIR "/perf-%u.map", nspid);
+	fd = jt_opener_open(j->opener, &r).fd;
 	if (fd == -ENOENT)
 		return;
 	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? fd : 0, path);

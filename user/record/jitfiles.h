@@ -15,6 +15,7 @@
 #include "jt_abi.h"
 #include "lib/hash.h"
 #include "lib/jt_file.h"
+#include "record/opener.h"
 
 struct jt_jitfile {
 	pid_t pid;
@@ -72,9 +73,10 @@ struct jt_jitfiles {
 	int tmp_wd; /* our own /tmp */
 	uint32_t next_id;
 	struct jt_jit_budget budget;
-	uint64_t writes_cut; /* write events not recorded, all processes */
-	uint64_t capped;     /* files cut at max_bytes */
-	size_t accepted;     /* files read, over the whole recording */
+	struct jt_opener *opener; /* the recorder's: opens off the loop */
+	uint64_t writes_cut;	  /* write events not recorded, all processes */
+	uint64_t capped;	  /* files cut at max_bytes */
+	size_t accepted;	  /* files read, over the whole recording */
 	bool all;
 	int inotify_fd;
 	char *buf;
@@ -86,6 +88,8 @@ struct jt_jitfiles {
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 		     const struct jt_jit_budget *budget);
+/* The user a traced process runs as, as last read; -1 when unknown. */
+uid_t jt_jitfiles_owner(struct jt_jitfiles *j, pid_t pid);
 /* Whether this BPF event goes into the recording: false past a budget. */
 bool jt_jitfiles_admit(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len);

@@ -57,6 +57,7 @@ struct recorder {
 	struct jt_perf perf;
 	struct jt_target target;
 	struct jt_jitfiles jit;
+	struct jt_opener opener; /* other users' files, off the loop */
 	struct jt_buildids bids;
 	struct jt_output out;
 	uint64_t bpf_records;
@@ -317,6 +318,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 
 static void note_busy(struct recorder *r, const void *data, size_t size);
 
+static pid_t owner_pid(const void *data, size_t size)
+{
+	return size >= sizeof(struct jt_hdr) ?
+		       ((const struct jt_hdr *)data)->pid :
+		       0;
+}
+
 static int on_bpf_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -327,7 +335,8 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 		r->bpf_records++;
 	}
 	jt_jitfiles_event(&r->jit, data, size);
-	jt_buildids_event(&r->bids, data, size);
+	jt_buildids_event(&r->bids, data, size,
+			  jt_jitfiles_owner(&r->jit, owner_pid(data, size)));
 	return 0;
 }
 
@@ -716,6 +725,18 @@ static int run(struct recorder *r, int *status)
 	return err;
 }
 
+/* Files whose open hung, and those of the same users not tried since. */
+static void opener_report(const struct jt_opener *o)
+{
+	if (o->timed_out || o->refused)
+		fprintf(stderr,
+			"jittrace: %llu JIT file opens hung past %d ms and "
+			"were left; %llu more of the same users were not "
+			"tried\n",
+			(unsigned long long)o->timed_out, JT_OPEN_WAIT_MS,
+			(unsigned long long)o->refused);
+}
+
 static void finish(struct recorder *r, int exit_status)
 {
 	struct jt_finish_rec f = { .exit_status = exit_status };
@@ -726,6 +747,7 @@ static void finish(struct recorder *r, int exit_status)
 	jt_perf_drain(&r->perf, &r->w);
 	r->jit_files = jt_jitfiles_accepted(&r->jit);
 	jt_jitfiles_close(&r->jit);
+	opener_report(&r->opener);
 	write_lost(r, true);
 	f.time = jt_now_ns();
 	f.bpf_records = r->bpf_records;
@@ -821,6 +843,7 @@ static int open_output(struct recorder *r)
 	if (!err)
 		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all, &r->o.budget);
 	r->bids.w = &r->w;
+	r->jit.opener = r->bids.opener = &r->opener;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,
 			strerror(-err));
@@ -900,6 +923,7 @@ int cmd_record(int argc, char **argv)
 	jt_perf_close(&r.perf);
 	jt_probes_close(&r.probes);
 	jt_buildids_free(&r.bids);
+	jt_opener_free(&r.opener);
 	return rc;
 }
 
@@ -937,6 +961,7 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	}
 	err = jt_jitfiles_init(&r.jit, &r.w, true, &r.o.budget);
 	r.bids.w = &r.w;
+	r.jit.opener = r.bids.opener = &r.opener;
 	if (!err)
 		err = setup(&r, 2, meta_argv);
 	if (!err)
@@ -960,6 +985,7 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	jt_perf_close(&r.perf);
 	jt_probes_close(&r.probes);
 	jt_buildids_free(&r.bids);
+	jt_opener_free(&r.opener);
 	return err;
 }
 

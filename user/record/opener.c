@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib/procfile.h"
+#include "model/elfsyms.h"
+#include "record/opener.h"
+
+struct jt_opener_worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	struct jt_open_req req;
+	struct jt_open_res res;
+	bool has_req;
+	bool done;
+	bool abandoned; /* the loop gave up on it: it frees itself */
+	bool quit;
+};
+
+/*
+ * JT_TEST_OPEN_STALL=TEXT: an open of a path holding TEXT hangs, as one
+ * on a dead FUSE mount would. Tests only; nothing else sets it.
+ */
+static void stall_for_test(const struct jt_open_req *r)
+{
+	const char *s = getenv("JT_TEST_OPEN_STALL");
+
+	if (s && *s && strstr(r->path, s))
+		sleep(3600);
+}
+
+static int by_path(const struct jt_open_req *r)
+{
+	int fd = jt_proc_open_in_root(r->root_pid, r->path), err;
+
+	if ((fd == -ENOENT || fd == -ESRCH) && r->root_pid && r->or_our_root)
+		fd = jt_proc_open_in_root(0, r->path);
+	if (fd >= 0 && (err = jt_proc_file_is(fd, r->dev, r->ino))) {
+		close(fd);
+		fd = err;
+	}
+	return fd;
+}
+
+static struct jt_open_res do_open(const struct jt_open_req *r)
+{
+	struct jt_open_res res = { .fd = -ENOENT };
+
+	stall_for_test(r);
+	if (r->end)
+		res.fd = jt_proc_open_mapped(r->pid, r->start, r->end);
+	if (res.fd < 0 && r->path[0])
+		res.fd = by_path(r);
+	if (res.fd >= 0 && r->build_id) {
+		res.id_len = jt_elf_build_id(res.fd, res.id);
+		close(res.fd);
+		res.fd = 0;
+	}
+	return res;
+}
+
+static void *work(void *arg)
+{
+	struct jt_opener_worker *w = arg;
+	struct jt_open_req r;
+	struct jt_open_res res;
+	bool mine;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->quit) {
+		if (!w->has_req) {
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		r = w->req;
+		pthread_mutex_unlock(&w->lock);
+		res = do_open(&r);
+		pthread_mutex_lock(&w->lock);
+		w->has_req = false;
+		if (w->abandoned) {
+			if (res.fd >= 0 && !r.build_id)
+				close(res.fd);
+			break;
+		}
+		w->res = res;
+		w->done = true;
+		pthread_cond_broadcast(&w->cond);
+	}
+	mine = w->abandoned;
+	pthread_mutex_unlock(&w->lock);
+	if (mine) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w);
+	}
+	return NULL;
+}
+
+static struct jt_opener_worker *worker_new(void)
+{
+	struct jt_opener_worker *w = calloc(1, sizeof(*w));
+	pthread_condattr_t ca;
+
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&w->thread, NULL, work, w)) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static bool cut_off(const struct jt_opener *o, uid_t uid)
+{
+	unsigned int i;
+
+	if (o->stuck >= JT_OPEN_STUCK_MAX)
+		return true;
+	for (i = 0; i < o->ncut; i++)
+		if (o->cut[i] == uid)
+			return true;
+	return false;
+}
+
+/* Wait for w's answer until the bound; false when it did not come. */
+static bool answered(struct jt_opener_worker *w)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += JT_OPEN_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (!w->done)
+		if (pthread_cond_timedwait(&w->cond, &w->lock, &until) ==
+			    ETIMEDOUT &&
+		    !w->done)
+			return false;
+	return true;
+}
+
+/* The worker hangs: left to end alone; its user gets no more opens. */
+static void abandon(struct jt_opener *o, uid_t uid)
+{
+	struct jt_opener_worker *w = o->w;
+
+	w->abandoned = true;
+	pthread_mutex_unlock(&w->lock);
+	pthread_detach(w->thread);
+	o->w = NULL;
+	o->stuck++;
+	o->timed_out++;
+	if (o->ncut < JT_OPEN_UIDS_MAX)
+		o->cut[o->ncut++] = uid;
+}
+
+struct jt_open_res jt_opener_open(struct jt_opener *o,
+				  const struct jt_open_req *r)
+{
+	struct jt_open_res res = { .fd = -ETIMEDOUT };
+	struct jt_opener_worker *w;
+
+	if (cut_off(o, r->uid)) {
+		o->refused++;
+		return res;
+	}
+	if (!o->w && !(o->w = worker_new())) {
+		res.fd = -EAGAIN;
+		return res;
+	}
+	w = o->w;
+	pthread_mutex_lock(&w->lock);
+	w->req = *r;
+	w->has_req = true;
+	w->done = false;
+	pthread_cond_broadcast(&w->cond);
+	if (!answered(w)) {
+		abandon(o, r->uid);
+		return res;
+	}
+	res = w->res;
+	pthread_mutex_unlock(&w->lock);
+	return res;
+}
+
+void jt_opener_free(struct jt_opener *o)
+{
+	struct jt_opener_worker *w = o->w;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->quit = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w);
+	o->w = NULL;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Other users' files, opened off the capture loop. A path walk can hang
+ * (a FUSE daemon or a network mount that a user controls never answers),
+ * and the loop must not: each open runs on a worker thread, and the loop
+ * waits a bounded time for it. A worker that overruns is left to finish
+ * alone and a fresh one takes its place; the user whose file hung gets no
+ * more opens, so one user cannot stall the loop twice.
+ */
+#ifndef JT_RECORD_OPENER_H
+#define JT_RECORD_OPENER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "jt_abi.h"
+
+#define JT_OPEN_WAIT_MS 250
+#define JT_OPEN_STUCK_MAX 8 /* workers left behind, at most */
+#define JT_OPEN_UIDS_MAX 64 /* users whose opens hung */
+
+struct jt_open_req {
+	pid_t pid;
+	uid_t uid;	  /* the process's: the one cut off if it hangs */
+	pid_t root_pid;	  /* resolve path in this process's root; 0: ours */
+	bool or_our_root; /* ours too, once root_pid's is gone */
+	uint64_t start;	  /* map_files [start, end), when end is set */
+	uint64_t end;
+	uint64_t dev; /* the inode a path must still be, when set */
+	uint64_t ino;
+	bool build_id; /* read the file's build-id, then close it */
+	char path[JT_PATH_MAX + 1];
+};
+
+struct jt_open_res {
+	int fd; /* or -errno; -ETIMEDOUT: the open did not finish in time */
+	unsigned char id[20];
+	size_t id_len;
+};
+
+struct jt_opener_worker;
+
+struct jt_opener {
+	struct jt_opener_worker *w; /* the worker that answers now */
+	uid_t cut[JT_OPEN_UIDS_MAX];
+	unsigned int ncut;
+	unsigned int stuck;
+	uint64_t timed_out; /* opens that did not finish in time */
+	uint64_t refused;   /* opens not tried: their user's hung before */
+};
+
+/*
+ * Map_files when r->end is set, else the path in its root (and only if it
+ * is still r->dev/r->ino); then a build-id, if asked. Always answers.
+ */
+struct jt_open_res jt_opener_open(struct jt_opener *o,
+				  const struct jt_open_req *r);
+void jt_opener_free(struct jt_opener *o);
+
+#endif
