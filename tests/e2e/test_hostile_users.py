@@ -194,3 +194,23 @@ def test_an_open_that_hangs_does_not_stall_the_recorder():
     named = [e for e in events if e["type"] == "sample" and e["pid"] == pids[2]
              and e["source"] == "jitdump"]
     assert named and all(e["sym"].startswith("adjacent_") for e in named), named[:3]
+
+
+def test_a_pid_namespace_does_not_take_the_hosts_perf_map():
+    """pid 1 of a new PID namespace that shares the host's /tmp, run as
+    root: /tmp/perf-1.map is host pid 1's name, not its, unless it writes
+    the file itself."""
+    from jt import WL, record
+    path = "/tmp/perf-1.map"
+    if os.path.exists(path):
+        from jt import Skip
+        raise Skip(f"{path} exists here: host pid 1 writes a perf-map")
+    with open(path, "w") as f:
+        f.write(f"0 ffffffffffff {MARKER}\n")
+    try:
+        _, data = record(["unshare", "-pf", os.path.join(WL, "spin"), "0.3"],
+                         ["--run-as-root"])
+    finally:
+        os.unlink(path)
+    assert MARKER.encode() not in open(data, "rb").read()
+    assert MARKER not in run([JT, "report", "-i", data]).stdout

@@ -127,6 +127,18 @@ static void watch_tmp(struct jt_jitfiles *j, const struct jt_jitproc *p)
 	w->wd = inotify_add_watch(j->inotify_fd, path, WATCH_MASK);
 }
 
+/*
+ * perf-N.map in a /tmp that processes of several PID namespaces share
+ * names N of which namespace? A host process's, for the name alone: one
+ * in another namespace gets its perf-map on its own write events only, so
+ * a host process's file is never taken for a container's.
+ */
+static bool by_name_ok(const struct jt_jitproc *p)
+{
+	return p->own_tmp || !p->nspid || p->nspid == (uint32_t)p->pid ||
+	       p->writes;
+}
+
 void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 {
 	struct jt_jitproc *p = proc(j, pid);
@@ -152,7 +164,8 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
 	if (p->own_tmp)
 		watch_tmp(j, p);
-	if (p->mntns && !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
+	if (p->mntns && by_name_ok(p) &&
+	    !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
 		return;
 	p->mntns = 0; /* not findable by name: no memory */
 }
@@ -371,7 +384,7 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 	char path[96];
 	int fd;
 
-	if (p && p->perfmap_found)
+	if (p && (p->perfmap_found || !by_name_ok(p)))
 		return;
 	if (find(j, pid, JT_JIT_PERFMAP)) {
 		if (p)
