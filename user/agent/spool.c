@@ -67,16 +67,12 @@ static int keep(struct jt_spool *s, const char *name, uint64_t bytes)
  */
 static void scan(struct jt_spool *s)
 {
-	int fd = dup(s->dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = jt_opendir_dup(s->dirfd);
 	struct dirent *e;
 	struct stat st;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	while ((e = readdir(d))) {
 		if (!strncmp(e->d_name, ".jittrace-", 10)) {
 			unlinkat(s->dirfd, e->d_name, 0);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "export/jitdir.h"
+#include "lib/io.h"
 
 static bool ours(const char *name)
 {
@@ -29,16 +30,13 @@ static bool trusted(int dirfd)
 /* Empty an earlier export's directory, or say it is not one: -EEXIST. */
 static int clear(int dirfd)
 {
-	int fd = dup(dirfd), err = 0;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = jt_opendir_dup(dirfd);
 	struct dirent *e;
 	struct stat st;
+	int err = 0;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return -errno;
-	}
 	while (!err && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;

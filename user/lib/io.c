@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
 #include <errno.h>
 #include <unistd.h>
 #include "lib/io.h"
@@ -18,4 +19,17 @@ int jt_write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+DIR *jt_opendir_dup(int dirfd)
+{
+	int fd = dup(dirfd), err;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return d;
 }
