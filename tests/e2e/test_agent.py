@@ -777,3 +777,16 @@ def test_agent_audit_parses_each_library_once_under_its_cap():
     peak = m["jittrace_agent_peak_rss_bytes"]
     assert peak < 128 << 20, peak
     print(f"    peak RSS {peak / 2**20:.0f} MB for 300 mappings of {os.path.basename(lib)}")
+
+
+def test_daemonset_never_listens_beyond_loopback_without_a_token():
+    """The DaemonSet's agent listens on the pod network: it must want the
+    token, read from a mounted Secret."""
+    text = open(os.path.join(os.path.dirname(UNIT), "../kubernetes/daemonset.yaml")).read()
+    args = re.findall(r'"([^"]*)"', re.search(r"args: \[(.*?)\]", text, re.S).group(1))
+    listen = args[args.index("--listen") + 1]
+    assert listen.startswith(("127.0.0.1:", "[::1]:")) or "--auth-token-file" in args, args
+    token = args[args.index("--auth-token-file") + 1]
+    mount = re.search(r"\{name: (\w+), mountPath: " + re.escape(os.path.dirname(token)), text)
+    assert mount, text
+    assert re.search(rf"- name: {mount.group(1)}\s+secret: \{{secretName: ", text), text

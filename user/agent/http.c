@@ -370,6 +370,9 @@ struct MHD_Daemon *jt_http_start(struct jt_agent *a)
 		flags, a->o.listen_port, NULL, NULL, handle, a,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)JT_HTTP_CONNECTIONS,
+		/* One address cannot take every connection. */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)JT_HTTP_CONNECTIONS / 2,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)JT_HTTP_IDLE_SECS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)JT_HTTP_HEADER_BYTES,
