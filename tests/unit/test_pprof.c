@@ -122,10 +122,62 @@ static void test_reused_address_two_functions(void **state)
 	jt_pprof_free(p);
 }
 
+/* Periods come from the recording: a hostile one must not wrap the sum. */
+static void test_sums_saturate(void **state)
+{
+	struct jt_pprof *p = jt_pprof_new(5, 1000);
+	struct jt_pprof_frame f = { 0x1010, "foo", "jit-7.dump", 0x1000,
+				    0x3000, 0,	   NULL };
+	struct jt_pprof_sample s = { &f,	1,	   7,	     "app",
+				     "jitdump", INT64_MAX, INT64_MAX };
+	Perftools__Profiles__Profile *prof;
+
+	assert_int_equal(jt_pprof_add(p, &s), 0);
+	assert_int_equal(jt_pprof_add(p, &s), 0);
+	prof = decode(p);
+	assert_int_equal(prof->n_sample, 1);
+	assert_true(prof->sample[0]->value[0] == INT64_MAX);
+	assert_true(prof->sample[0]->value[1] == INT64_MAX);
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	jt_pprof_free(p);
+}
+
+/* Kernel addresses as 0 for a reader kptr_restrict keeps them from. */
+static void test_kernel_addresses_hidden(void **state)
+{
+	struct jt_pprof *p = jt_pprof_new(5, 1000);
+	struct jt_pprof_frame f = { 0xffffffff81001234ULL,
+				    "do_mmap",
+				    "[kernel.kallsyms]",
+				    0xffffffff81000000ULL,
+				    0xffffffff82000000ULL,
+				    0,
+				    NULL };
+	struct jt_pprof_sample s = { &f, 1, 7, "app", "kallsyms", 1, 1000 };
+	Perftools__Profiles__Profile *prof;
+
+	jt_pprof_hide_kernel(p);
+	assert_int_equal(jt_pprof_add(p, &s), 0);
+	prof = decode(p);
+	assert_int_equal(prof->n_location, 1);
+	assert_int_equal(prof->location[0]->address, 0);
+	assert_int_equal(prof->mapping[0]->memory_start, 0);
+	assert_int_equal(prof->mapping[0]->memory_limit, 0);
+	assert_string_equal(
+		str(prof,
+		    prof->function[prof->location[0]->line[0]->function_id - 1]
+			    ->name),
+		"do_mmap");
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	jt_pprof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reused_address_two_functions),
+		cmocka_unit_test(test_sums_saturate),
+		cmocka_unit_test(test_kernel_addresses_hidden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
