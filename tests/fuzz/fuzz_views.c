@@ -7,7 +7,9 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "jittrace.h"
 
@@ -19,10 +21,29 @@ static void view(int (*cmd)(int, char **), const char *path, const char *a)
 	cmd(a ? 4 : 3, argv);
 }
 
+/*
+ * A directory of its own, reused: thousands of exports a second stay out
+ * of /tmp itself, which the recorder watches. Someone else's is not used.
+ */
+static const char *export_path(void)
+{
+	static char tmp[] = "/tmp/jt-fuzz-XXXXXX", path[64];
+	const char *dir = "/tmp/jt-fuzz";
+	struct stat st;
+
+	if (path[0])
+		return path;
+	mkdir(dir, 0700);
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		dir = mkdtemp(tmp) ? tmp : "/tmp";
+	snprintf(path, sizeof(path), "%s/export", dir);
+	return path;
+}
+
 static void export(const char *path, const char *fmt)
 {
 	char *argv[] = { "export",    "-i", (char *)path,	   "--format",
-			 (char *)fmt, "-o", "/tmp/jt-fuzz-export", "-g",
+			 (char *)fmt, "-o", (char *)export_path(), "-g",
 			 NULL };
 
 	optind = 0;
