@@ -380,8 +380,8 @@ def test_live_audit_json_survives_hostile_names():
         found = strict(out)
         reuse = [f["detail"] for f in found if f["kind"] == "perfmap-reuse"]
         assert {"old": NAME0, "new": NAME2} in reuse, found
-        assert 'orphan"\x03' in {f["detail"].get("name") for f in found
-                                 if f["kind"] == "jit-orphan"}
+        assert ORPHAN in {f["detail"].get("name") for f in found
+                          if f["kind"] == "jit-orphan"}
         assert [f["detail"]["sharing"] for f in found if f["kind"] == "addr"] == ["unmapped"]
     finally:
         w.communicate("done\n", timeout=30)
