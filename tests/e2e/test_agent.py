@@ -354,7 +354,7 @@ def test_agent_refuses_hostile_http_clients():
                            ("/debug/pprof/profile?seconds=99999", 400),
                            ("/debug/pprof/profile?seconds=-1", 400),
                            ("/debug/pprof/profile?seconds=1&pid=x", 400),
-                           ("/audit?pid=0", 403), ("/nope", 404),
+                           ("/audit?pid=0", 400), ("/nope", 404),
                            ("/healthz", 200)):
             status, _ = a.get(path)
             assert status == want, (path, status)
@@ -673,39 +673,94 @@ def kernel_addresses(raw):
             re.finditer(r"^\s+\d+: 0x([0-9a-f]+) M=\d+ .*\[kernel\.kallsyms\]", raw, re.M)]
 
 
+GET_AS = ("import sys, urllib.request as u, urllib.error as e\n"
+          "try:\n"
+          "    r = u.urlopen(sys.argv[1], timeout=120); b = r.read(); c = r.status\n"
+          "except e.HTTPError as x:\n"
+          "    b = x.read(); c = x.code\n"
+          "sys.stdout.buffer.write(b'%03d' % c + b)\n")
+
+
+def get_as_nobody(url):
+    """(status, body) of a GET by another user of this machine."""
+    out = subprocess.run([*AS_USER, "python3", "-c", GET_AS, url],
+                         capture_output=True, timeout=180, check=True).stdout
+    return int(out[:3]), out[3:]
+
+
+def raw_of(body, name):
+    path = os.path.join(TMP, name)
+    open(path, "wb").write(body)
+    return subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True,
+                          text=True, errors="replace", check=True).stdout
+
+
 def test_agent_answers_only_callers_with_its_token():
     """With --auth-token-file, every endpoint but /healthz wants the
-    token; without one, /audit is refused. Kernel addresses go only to
-    callers kptr_restrict lets see them."""
+    token. Without one, a caller on this machine is known by its socket:
+    root sees every process, another user only its own, and kernel
+    addresses only as kptr_restrict lets it."""
     need("go")
     with open("/proc/sys/kernel/kptr_restrict") as f:
         kptr = f.read()
     run(["sh", "-c", "echo 1 > /proc/sys/kernel/kptr_restrict"])
     try:
-        raws = {}
-        for token in ("s3cret-tok", None):
-            with agent("-F", "199", token=token) as a:
-                assert a.get("/healthz", token="")[0] == 200
-                for path in ("/metrics", "/audit", "/debug/pprof/profile?seconds=1"):
-                    status, _ = a.get(path, token="")
-                    assert status == (401 if token else 200 if path == "/metrics"
-                                      else 403 if path == "/audit" else 200), (token, path, status)
-                if token:
-                    assert a.get("/metrics", token="wrong-tok!")[0] == 401
-                    assert a.get("/audit")[0] == 200
-                run([os.path.join(WL, "mmloop"), "callsfor", "0.3"])
-                status, body = a.get("/debug/pprof/profile?seconds=2", timeout=60)
-                assert status == 200
-                path = os.path.join(TMP, f"agent-auth-{bool(token)}.pb.gz")
-                open(path, "wb").write(body)
-                raws[bool(token)] = subprocess.run(
-                    ["go", "tool", "pprof", "-raw", path], capture_output=True,
-                    text=True, errors="replace", check=True).stdout
+        with agent("-F", "199", token="s3cret-tok") as a:
+            assert a.get("/healthz", token="")[0] == 200
+            for path in ("/metrics", "/audit", "/debug/pprof/profile?seconds=1"):
+                assert a.get(path, token="")[0] == 401, path
+            assert a.get("/metrics", token="wrong-tok!")[0] == 401
+            assert a.get("/audit")[0] == 200
+        with agent("-F", "199", "--window", "1") as a:
+            res = {}
+            url = f"{a.url}/debug/pprof/profile?seconds=4"
+            ts = [threading.Thread(target=lambda: res.update(root=a.get(url.replace(a.url, ""), timeout=120))),
+                  threading.Thread(target=lambda: res.update(nobody=get_as_nobody(url)))]
+            for t in ts:
+                t.start()
+            time.sleep(0.5)
+            mine = subprocess.Popen([*AS_USER, os.path.join(WL, "mmloop"), "callsfor", "1"],
+                                    stdout=subprocess.PIPE)
+            theirs = subprocess.Popen([os.path.join(WL, "mmloop"), "callsfor", "1"],
+                                      stdout=subprocess.PIPE)
+            mine.communicate(timeout=120)
+            theirs.communicate(timeout=120)
+            for t in ts:
+                t.join()
+            # A root JIT: root's /audit lists it, nobody's must not.
+            jit = subprocess.Popen([os.path.join(WL, "jitgen"), "reuse", "2", "60", "-m"],
+                                   stdout=subprocess.PIPE)
+            try:
+                wait_for("root's JIT in /audit", lambda: any(
+                    r["pid"] == jit.pid for r in json.loads(a.get("/audit")[1])), 60)
+                audit = get_as_nobody(f"{a.url}/audit")
+                other = get_as_nobody(f"{a.url}/audit?pid={jit.pid}")
+            finally:
+                jit.kill()
+                jit.wait()
+                os.unlink(f"/tmp/perf-{jit.pid}.map")
+            assert get_as_nobody(f"{a.url}/metrics")[0] == 200
     finally:
         run(["sh", "-c", f"echo {kptr.strip()} > /proc/sys/kernel/kptr_restrict"])
-    shown, hidden = kernel_addresses(raws[True]), kernel_addresses(raws[False])
+    assert res["root"][0] == 200 and res["nobody"][0] == 200, res
+    root_raw = raw_of(res["root"][1], "agent-auth-root.pb.gz")
+    nobody_raw = raw_of(res["nobody"][1], "agent-auth-nobody.pb.gz")
+    root_pids = set(re.findall(r"pid:\[(\d+)\]", root_raw))
+    nobody_pids = set(re.findall(r"pid:\[(\d+)\]", nobody_raw))
+    assert {str(mine.pid), str(theirs.pid)} <= root_pids, root_pids
+    assert str(mine.pid) in nobody_pids and str(theirs.pid) not in nobody_pids, nobody_pids
+    import pwd
+    nobody_uid = pwd.getpwnam("nobody").pw_uid
+    for pid in nobody_pids:
+        try:
+            assert os.stat(f"/proc/{pid}").st_uid == nobody_uid, pid
+        except FileNotFoundError:
+            pass  # gone since; mmloop was nobody's
+    shown, hidden = kernel_addresses(root_raw), kernel_addresses(nobody_raw)
     assert shown and all(x >> 63 for x in shown), shown[:5]
     assert hidden and not any(hidden), hidden[:5]
+    assert audit[0] == 200 and json.loads(audit[1]) == [], audit
+    assert other[0] == 403, other
 
 
 def test_agent_frees_the_slot_of_a_client_that_left():

@@ -7,6 +7,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ static const char usage[] =
 	"  --push URL          POST each window to a Pyroscope /ingest\n"
 	"  --auth-token-file F callers present this token (Authorization:\n"
 	"                      Bearer) for all but /healthz\n"
+	"  --auth-group NAME   without a token, local members see every\n"
+	"                      process, as root does (others: their own)\n"
 	"  --push-auth-file F  its credentials: \"Bearer TOKEN\" or\n"
 	"                      user:password (else $JITTRACE_PUSH_AUTH)\n"
 	"  --max-memory MB     memory for JIT symbol tables (default 256)\n"
@@ -78,6 +81,7 @@ static int number(const char *s, uint64_t max, uint64_t *v)
 
 static int parse_opt(int c, struct jt_agent_opts *o)
 {
+	struct group *g;
 	uint64_t v;
 
 	switch (c) {
@@ -122,6 +126,13 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 'K':
 		o->auth_token_file = optarg;
 		break;
+	case 'G':
+		g = getgrnam(optarg);
+		if (!g)
+			return jt_usage_error(
+				usage, "--auth-group wants a group name");
+		o->auth_group = g->gr_gid;
+		break;
 	case 'X':
 		if (number(optarg, 1 << 24, &v) || v < 16)
 			return jt_usage_error(
@@ -163,6 +174,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "push", required_argument, NULL, 'P' },
 		{ "push-auth-file", required_argument, NULL, 'U' },
 		{ "auth-token-file", required_argument, NULL, 'K' },
+		{ "auth-group", required_argument, NULL, 'G' },
 		{ "max-memory", required_argument, NULL, 'X' },
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
@@ -177,7 +189,8 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 				     .freq = 19,
 				     .window_ns = 10000000000ULL,
 				     .spool_max = 1024ULL << 20,
-				     .max_memory = 256ULL << 20 };
+				     .max_memory = 256ULL << 20,
+				     .auth_group = (gid_t)-1 };
 	while ((c = getopt_long(argc, argv, "F:e:gvh", longopts, NULL)) != -1) {
 		err = parse_opt(c, o);
 		if (err)

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "lib/hash.h"
 #include "model/stream.h"
 #include "record/probes.h"
 
@@ -26,6 +27,7 @@ struct jt_agent_opts {
 	const char *push_url;
 	const char *push_auth_file;
 	const char *auth_token_file;
+	gid_t auth_group;    /* members query it as root does; -1: none */
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;
@@ -39,6 +41,8 @@ struct jt_profile_req {
 	uint64_t start; /* CLOCK_MONOTONIC, as the events are stamped */
 	uint64_t end;
 	uint32_t pid; /* 0: every process */
+	uid_t uid;    /* only this user's processes; -1: every user's */
+	struct jt_hash owners; /* pid -> whether uid's, read once */
 	struct jt_pprof *pprof;
 	uint64_t samples;
 	bool done;

@@ -10,8 +10,10 @@
 #include <string.h>
 #include "agent/http.h"
 #include "agent/metrics.h"
+#include "agent/peer.h"
 #include "agent/profiles.h"
 #include "lib/json.h"
+#include "lib/procfile.h"
 #include "live/audit_live.h"
 
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned int code,
@@ -120,8 +122,41 @@ static int connection_fd(struct MHD_Connection *c)
 	return i ? i->connect_fd : -1;
 }
 
+/*
+ * Who calls, and what they may see: every process, or one user's. With a
+ * token, whoever presents it sees all. Without one, a local caller is
+ * known by its socket's owner: root, our own user and --auth-group see
+ * all, anyone else their own processes; a caller from elsewhere, none.
+ */
+struct caller {
+	bool all;
+	uid_t uid; /* when not all: whose processes; -1: nobody's */
+};
+
+static struct caller caller_of(struct jt_agent *a, struct MHD_Connection *c)
+{
+	struct caller who = { false, (uid_t)-1 };
+
+	if (a->auth_token) {
+		who.all = authorised(a, c);
+		return who;
+	}
+	who.uid = jt_peer_uid(connection_fd(c));
+	who.all = who.uid != (uid_t)-1 &&
+		  jt_uid_trusted(who.uid, a->o.auth_group);
+	return who;
+}
+
+static bool runs_as(uint32_t pid, uid_t uid)
+{
+	uint32_t nspid;
+	uid_t euid;
+
+	return !jt_proc_status(pid, &euid, &nspid) && euid == uid;
+}
+
 static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c,
-			       bool auth)
+			       struct caller me)
 {
 	struct jt_profile_asker who = { .gone = client_gone };
 	uint64_t seconds, pid;
@@ -136,7 +171,8 @@ static enum MHD_Result profile(struct jt_agent *a, struct MHD_Connection *c,
 		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
 				 "pid: a process id\n");
 	who.pid = pid;
-	who.hide_kernel = !kernel_visible(auth);
+	who.uid = me.all ? (uid_t)-1 : me.uid;
+	who.hide_kernel = !kernel_visible(me.all);
 	who.ctx = (void *)(intptr_t)connection_fd(c);
 	err = jt_profiles_request(a, &who, seconds, &buf, &len);
 	if (err == -ECONNABORTED)
@@ -180,24 +216,22 @@ static enum MHD_Result metrics(struct jt_agent *a, struct MHD_Connection *c)
  * every process's layout, so only for a caller with the token.
  */
 static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c,
-			     bool auth)
+			     struct caller me)
 {
 	uint32_t pids[JT_AGENT_JIT_PIDS];
-	unsigned int n = 0, i;
+	unsigned int n = 0, i, k;
 	struct jt_json j;
 	uint64_t pid;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	if (!auth)
-		return send_text(a, c, MHD_HTTP_FORBIDDEN,
-				 "/audit shows every process's memory layout: "
-				 "start the agent with --auth-token-file and "
-				 "send its token\n");
 	if (arg_u64(c, "pid", 0, 4194304, &pid))
 		return send_text(a, c, MHD_HTTP_BAD_REQUEST,
 				 "pid: a process id\n");
+	if (!me.all && pid && !runs_as(pid, me.uid))
+		return send_text(a, c, MHD_HTTP_FORBIDDEN,
+				 "not a process of yours\n");
 	pthread_mutex_lock(&a->lock);
 	if (a->audits >= JT_HTTP_AUDITS) {
 		pthread_mutex_unlock(&a->lock);
@@ -208,8 +242,15 @@ static enum MHD_Result audit(struct jt_agent *a, struct MHD_Connection *c,
 	if (pid)
 		pids[n++] = pid;
 	else
-		for (; n < a->njit_pids; n++)
-			pids[n] = a->jit_pids[n];
+		for (i = 0; i < a->njit_pids; i++)
+			pids[n++] = a->jit_pids[i];
+	pthread_mutex_unlock(&a->lock);
+	/* Outside the lock: a read of /proc per process. */
+	for (i = k = 0; i < n; i++)
+		if (me.all || runs_as(pids[i], me.uid))
+			pids[k++] = pids[i];
+	n = k;
+	pthread_mutex_lock(&a->lock);
 	a->met.http_requests++;
 	pthread_mutex_unlock(&a->lock);
 	f = open_memstream(&buf, &len);
@@ -276,19 +317,26 @@ static enum MHD_Result unauthorised(struct jt_agent *a,
 static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 			     const char *url)
 {
-	bool auth = authorised(a, c);
+	struct caller me;
 
 	/* A probe needs no token: it learns only that we capture. */
 	if (!strcmp(url, "/healthz"))
 		return healthz(a, c);
-	if (a->auth_token && !auth)
+	me = caller_of(a, c);
+	if (a->auth_token && !me.all)
 		return unauthorised(a, c);
-	if (!strcmp(url, "/debug/pprof/profile"))
-		return profile(a, c, auth);
 	if (!strcmp(url, "/metrics"))
 		return metrics(a, c);
+	if (!me.all && me.uid == (uid_t)-1 &&
+	    (!strcmp(url, "/debug/pprof/profile") || !strcmp(url, "/audit")))
+		return send_text(a, c, MHD_HTTP_FORBIDDEN,
+				 "processes are shown to callers on this "
+				 "machine, or with the agent's token "
+				 "(--auth-token-file)\n");
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return profile(a, c, me);
 	if (!strcmp(url, "/audit"))
-		return audit(a, c, auth);
+		return audit(a, c, me);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
 		return send_text(a, c, MHD_HTTP_OK, index_text);
 	return send_text(a, c, MHD_HTTP_NOT_FOUND, "not found\n");

@@ -10,6 +10,7 @@
 #include "agent/spool.h"
 #include "export/pprof.h"
 #include "export/pprof_named.h"
+#include "lib/procfile.h"
 #include "model/pipeline.h"
 
 struct cutter {
@@ -199,6 +200,49 @@ static void count_sample(struct jt_agent_metrics *met,
 		met->retro++;
 }
 
+struct owner {
+	uint32_t pid;
+	bool mine;
+};
+
+static bool owner_eq(const void *val, const void *key)
+{
+	return ((const struct owner *)val)->pid == *(const uint32_t *)key;
+}
+
+/*
+ * Whether pid runs as r's user: read once per process and request. One
+ * gone before it could be read is not the caller's to see.
+ */
+static bool owned(struct jt_profile_req *r, uint32_t pid)
+{
+	uint64_t h = jt_hash_u64(pid);
+	struct owner *o = jt_hash_find(&r->owners, h, owner_eq, &pid);
+	uint32_t nspid;
+	uid_t euid;
+
+	if (o)
+		return o->mine;
+	o = malloc(sizeof(*o));
+	if (!o)
+		return false;
+	*o = (struct owner){ pid, !jt_proc_status(pid, &euid, &nspid) &&
+					  euid == r->uid };
+	if (jt_hash_add(&r->owners, h, o)) {
+		free(o);
+		return false;
+	}
+	return o->mine;
+}
+
+static void owners_free(struct jt_profile_req *r)
+{
+	size_t i;
+
+	jt_hash_for_each(&r->owners, i) free(r->owners.e[i].val);
+	jt_hash_free(&r->owners);
+}
+
 static void add_sample(struct cutter *c, struct jt_model *m,
 		       const struct jt_sample *smp, const struct jt_symres *y)
 {
@@ -215,7 +259,8 @@ static void add_sample(struct cutter *c, struct jt_model *m,
 	}
 	for (r = a->reqs; r; r = r->next) {
 		if (r->done || smp->time < r->start || smp->time >= r->end ||
-		    (r->pid && r->pid != smp->pid) || !r->pprof)
+		    (r->pid && r->pid != smp->pid) || !r->pprof ||
+		    (r->uid != (uid_t)-1 && !owned(r, smp->pid)))
 			continue;
 		if (jt_pprof_add_named(r->pprof, m, smp, y, cb, c->nanos))
 			r->err = -ENOMEM;
@@ -406,6 +451,7 @@ int jt_profiles_request(struct jt_agent *a, const struct jt_profile_asker *who,
 	if (!r)
 		return -ENOMEM;
 	r->pid = who->pid;
+	r->uid = who->uid;
 	r->start = jt_agent_now();
 	r->end = r->start + seconds * 1000000000ULL;
 	r->pprof = jt_pprof_new(real_ns(a, r->start), 1000000000LL / hz);
@@ -434,6 +480,7 @@ int jt_profiles_request(struct jt_agent *a, const struct jt_profile_asker *who,
 		r->buf = NULL;
 	}
 	jt_pprof_free(r->pprof);
+	owners_free(r);
 	free(r->buf);
 	free(r);
 	return err;

@@ -14,6 +14,7 @@ void *jt_profiles_run(void *agent);
 /* Who asked for a profile, and how to tell that they left. */
 struct jt_profile_asker {
 	uint32_t pid;	  /* only this process; 0: all */
+	uid_t uid;	  /* only this user's processes; -1: all */
 	bool hide_kernel; /* kernel addresses as 0 (kptr_restrict) */
 	bool (*gone)(void *ctx);
 	void *ctx;
