@@ -103,9 +103,34 @@ def agent(*args, **kw):
         assert rc == 0, f"agent exited {rc}:\n{a.said()}"
 
 
+_checker = []
+
+
+def pprofcheck(*paths):
+    """Each profile as the backends read it (tests/e2e/pprofcheck): google/pprof's
+    Parse and CheckValid, Parca's sequential ids, Pyroscope's UTF-8."""
+    gopath = "/usr/share/gocode"
+    if not os.path.isdir(os.path.join(gopath, "src/github.com/google/pprof/profile")):
+        raise Skip("golang-github-google-pprof-dev is not installed: "
+                   "profiles cannot be checked as the backends read them")
+    if not _checker:
+        out = os.path.join(TMP, "pprofcheck")
+        env = {**os.environ, "GOPATH": gopath, "GO111MODULE": "off",
+               "GOCACHE": os.path.join(TMP, "gocache"), "GOFLAGS": ""}
+        p = subprocess.run(["go", "build", "-o", out, "."], env=env, capture_output=True,
+                           text=True, cwd=os.path.join(os.path.dirname(__file__), "pprofcheck"))
+        assert p.returncode == 0, p.stderr
+        _checker.append(out)
+    p = subprocess.run([_checker[0], *paths], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
 def pprof_raw(source, *opts, timeout=120):
     """go tool pprof -raw of a file or URL: header fields and samples as
-    (count, nanos, [frame names, leaf first], {label: value})."""
+    (count, nanos, [frame names, leaf first], {label: value}). A file is
+    checked as the backends read it, too."""
+    if os.path.isfile(source):
+        pprofcheck(source)
     p = subprocess.run(["go", "tool", "pprof", *opts, "-raw", source],
                        capture_output=True, timeout=timeout,
                        env={**os.environ, "TZ": "UTC"})

@@ -14,7 +14,7 @@ import threading
 import time
 
 from agentlib import (agent, fetch_in_background, in_window, leaf_counts, need,
-                      pprof_raw, window_mono)
+                      pprof_raw, pprofcheck, window_mono)
 from jt import AS_USER, JT, TMP, WL, record, run, script, wait_for
 from test_jit import runs
 
@@ -272,6 +272,87 @@ def test_agent_push_credentials_come_from_a_file_or_the_environment():
     assert p.returncode != 0 and "may be written by other users" in p.stderr, p.stderr
 
 
+class PolicySink(http.server.BaseHTTPRequestHandler):
+    """An /ingest that refuses the first window (400), turns the next
+    away for now (503), then takes all."""
+    got = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        q = dict(x.split("=", 1) for x in self.path.split("?", 1)[1].split("&"))
+        code = (400, 503)[len(PolicySink.got)] if len(PolicySink.got) < 2 else 200
+        PolicySink.got.append((q["from"], code, body))
+        self.send_response(code)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+def test_agent_push_retries_only_what_may_pass_later():
+    """A 4xx is the backend refusing this window: sent again it would be
+    refused again. Only 429 and 5xx are retried, as Pyroscope's agents do."""
+    PolicySink.got = []
+    srv, url = serve(PolicySink)
+    try:
+        with agent("-F", "99", "--window", "1", "--push", url) as a:
+            wait_for("three windows taken",
+                     lambda: sum(1 for _, c, _ in PolicySink.got if c == 200) >= 3, 30)
+            m = a.metrics()
+    finally:
+        srv.shutdown()
+    froms = [f for f, _, _ in PolicySink.got]
+    refused, retried = froms[0], froms[1]
+    assert froms.count(refused) == 1, froms
+    assert froms.count(retried) == 2, froms
+    assert m['jittrace_push_total{result="rejected"}'] == 1, m
+    assert m['jittrace_push_total{result="failed"}'] == 2, m
+    assert m['jittrace_push_total{result="dropped"}'] == 0, m
+
+
+def test_agent_pushes_invalid_utf8_names_as_valid_profiles_once():
+    """A JIT names its code with bytes that are not UTF-8: every pushed
+    window is still a profile Pyroscope takes, each pushed once."""
+    from test_safety import NAME1, nobody_dir
+    AuthSink.auth, bodies, froms = [], [], []
+
+    class Keep(AuthSink):
+        def do_POST(self):
+            froms.append(re.search(r"[?&]from=(\d+)", self.path).group(1))
+            bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+
+    srv, url = serve(Keep)
+    try:
+        with agent("-F", "199", "--window", "1", "--push", url) as a:
+            run([*AS_USER, "python3", os.path.join(os.path.dirname(__file__),
+                 "../workloads/hostile.py"), nobody_dir("push-hostile")])
+            n = len(bodies)
+            wait_for("the windows after it", lambda: len(bodies) >= n + 3, 30)
+            m = a.metrics()
+    finally:
+        srv.shutdown()
+    paths = []
+    for i, b in enumerate(bodies):
+        paths.append(os.path.join(TMP, f"pushed-utf8-{i}.pb.gz"))
+        open(paths[-1], "wb").write(b)
+    pprofcheck(*paths)
+    names = set()
+    for f in paths:
+        for _, _, frames, _ in pprof_raw(f)[1]:
+            names.update(frames)
+    assert NAME1 in names, sorted(x for x in names if "bad" in x)
+    assert m['jittrace_push_total{result="failed"}'] == 0, m
+    assert len(froms) == len(set(froms)), froms  # each window once
+
+
 def test_agent_pushes_every_window_and_retries():
     need("go")
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
@@ -416,13 +497,13 @@ def test_agent_memory_stays_under_its_cap_with_a_huge_perfmap():
         # The copy stops at 1/32 of the cap; the rest is counted.
         want_cut = (1 << 30) + (64 << 20) - 2 * (cap_mb << 20) // 32
         wait_for("the cut to be counted", lambda: a.metrics()[
-            'jittrace_lost_total{cause="jit_bytes_cut"}'] >= want_cut, 60)
+            'jittrace_lost_bytes_total{cause="jit_bytes_cut"}'] >= want_cut, 60)
         m = a.metrics()
     # What was copied is more than the budget holds: the tables went.
     assert m["jittrace_jit_evicted_processes_total"] >= 1, m
     assert m['jittrace_lost_total{cause="jit_evicted"}'] > 0, m
     assert m["jittrace_agent_peak_rss_bytes"] < cap_mb << 20, m
-    cut_mb = m['jittrace_lost_total{cause="jit_bytes_cut"}'] / 2**20
+    cut_mb = m['jittrace_lost_bytes_total{cause="jit_bytes_cut"}'] / 2**20
     gone = m['jittrace_lost_total{cause="jit_evicted"}']
     peak = m["jittrace_agent_peak_rss_bytes"] / 2**20
     print(f"    peak RSS {peak:.0f} MB under --max-memory {cap_mb}; "

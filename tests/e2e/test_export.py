@@ -13,6 +13,7 @@ import subprocess
 
 from jt import AS_USER, JT, ROOT, TMP, WL, Skip, record, run, script
 from test_jit import runs, truth
+from agentlib import pprofcheck
 from test_safety import LONG_NAME, NAME0, NAME1, NAME2, hostile_run
 
 JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
@@ -152,6 +153,7 @@ def test_perf_export_of_real_runtimes():
 
 def pprof_raw(path):
     """(per-function leaf counts, labels seen) from go tool pprof -raw."""
+    pprofcheck(path)
     out = subprocess.run(["go", "tool", "pprof", "-raw", path], check=True,
                          capture_output=True).stdout.decode("utf-8", "replace")
     samples, locs, labels = [], {}, set()

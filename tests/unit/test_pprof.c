@@ -122,6 +122,61 @@ static void test_reused_address_two_functions(void **state)
 	jt_pprof_free(p);
 }
 
+/*
+ * The main binary moves to the front, as pprof wants; ids stay their
+ * index plus one (Parca refuses a profile otherwise), and every location
+ * still names its own mapping.
+ */
+static void test_mapping_ids_sequential(void **state)
+{
+	struct jt_pprof *p = jt_pprof_new(5, 1000);
+	Perftools__Profiles__Profile *prof;
+	size_t i, k;
+
+	add(p, "foo", 0x1010, 7); /* jit-7.dump first, then /usr/bin/app */
+	prof = decode(p);
+	assert_int_equal(prof->n_mapping, 2);
+	assert_string_equal(str(prof, prof->mapping[0]->filename),
+			    "/usr/bin/app");
+	for (i = 0; i < prof->n_mapping; i++)
+		assert_int_equal(prof->mapping[i]->id, i + 1);
+	for (i = 0; i < prof->n_location; i++) {
+		const Perftools__Profiles__Location *l = prof->location[i];
+		const char *fn =
+			str(prof,
+			    prof->function[l->line[0]->function_id - 1]->name);
+
+		for (k = 0; k < prof->n_mapping; k++)
+			if (prof->mapping[k]->id == l->mapping_id)
+				break;
+		assert_true(k < prof->n_mapping);
+		assert_string_equal(str(prof, prof->mapping[k]->filename),
+				    strcmp(fn, "main") ? "jit-7.dump" :
+							 "/usr/bin/app");
+	}
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	jt_pprof_free(p);
+}
+
+/* Names are the JIT's bytes: a profile holds only valid UTF-8. */
+static void test_names_made_valid_utf8(void **state)
+{
+	struct jt_pprof *p = jt_pprof_new(5, 1000);
+	Perftools__Profiles__Profile *prof;
+	size_t i;
+
+	add(p, "bad_\xff\xfe\xc3\xbc", 0x1010, 7);
+	prof = decode(p);
+	for (i = 0; i < prof->n_function; i++)
+		if (!strncmp(str(prof, prof->function[i]->name), "bad_", 4))
+			break;
+	assert_true(i < prof->n_function);
+	assert_string_equal(str(prof, prof->function[i]->name),
+			    "bad_\xef\xbf\xbd\xef\xbf\xbd\xc3\xbc");
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	jt_pprof_free(p);
+}
+
 /* Periods come from the recording: a hostile one must not wrap the sum. */
 static void test_sums_saturate(void **state)
 {
@@ -176,6 +231,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reused_address_two_functions),
+		cmocka_unit_test(test_mapping_ids_sequential),
+		cmocka_unit_test(test_names_made_valid_utf8),
 		cmocka_unit_test(test_sums_saturate),
 		cmocka_unit_test(test_kernel_addresses_hidden),
 	};

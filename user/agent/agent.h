@@ -78,6 +78,7 @@ struct jt_agent_metrics {
 	uint64_t push_ok;
 	uint64_t push_failed; /* attempts that failed, retried or not */
 	uint64_t push_dropped;
+	uint64_t push_rejected; /* refused by the backend (4xx): not retried */
 	uint64_t push_queued;
 	uint64_t http_requests;
 	uint64_t http_rejected;

@@ -68,7 +68,8 @@ static void capture(FILE *f, const struct jt_agent_metrics *m)
 	for (i = 0; i < 3; i++)
 		labelled(f, "jittrace_events_total", "kind", kinds[i],
 			 m->items[i]);
-	head(f, "jittrace_lost_total", "counter", "What was lost, by cause.");
+	head(f, "jittrace_lost_total", "counter",
+	     "Events and records lost, by cause.");
 	labelled(f, "jittrace_lost_total", "cause", "bpf_ring_full",
 		 m->lost.bpf_events);
 	labelled(f, "jittrace_lost_total", "cause", "perf_ring",
@@ -77,10 +78,13 @@ static void capture(FILE *f, const struct jt_agent_metrics *m)
 		 m->lost.bpf_errors);
 	labelled(f, "jittrace_lost_total", "cause", "late_sample",
 		 m->late_samples);
-	labelled(f, "jittrace_lost_total", "cause", "jit_bytes_cut",
-		 m->jit_truncated_bytes);
 	labelled(f, "jittrace_lost_total", "cause", "jit_evicted",
 		 m->jit_evicted_syms);
+	/* Bytes apart from events: one sum of the two means nothing. */
+	head(f, "jittrace_lost_bytes_total", "counter",
+	     "Bytes of JIT files not read, by cause.");
+	labelled(f, "jittrace_lost_bytes_total", "cause", "jit_bytes_cut",
+		 m->jit_truncated_bytes);
 	one(f, "jittrace_jit_evicted_processes_total", "counter",
 	    "Processes whose JIT tables were freed for --max-memory.",
 	    m->jit_evicted_procs);
@@ -138,6 +142,8 @@ static void outputs(FILE *f, const struct jt_agent_metrics *m)
 	labelled(f, "jittrace_push_total", "result", "failed", m->push_failed);
 	labelled(f, "jittrace_push_total", "result", "dropped",
 		 m->push_dropped);
+	labelled(f, "jittrace_push_total", "result", "rejected",
+		 m->push_rejected);
 	one(f, "jittrace_push_queue", "gauge", "Windows waiting to be pushed.",
 	    m->push_queued);
 	one(f, "jittrace_http_requests_total", "counter",

@@ -86,14 +86,18 @@ static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-/* 0 when the backend took it (2xx). */
+/*
+ * 0 when the backend took it (2xx); -EAGAIN for what may pass later (no
+ * answer, 429, 5xx); -EBADMSG when the backend refused this window (any
+ * other answer): sent again, it would be refused again.
+ */
 static int post(struct jt_push *p, const struct pending *w, long timeout)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	long code = 0;
 	char *url;
-	int err = -EIO;
+	int err = -EAGAIN;
 
 	if (!c)
 		return -ENOMEM;
@@ -113,9 +117,11 @@ static int post(struct jt_push *p, const struct pending *w, long timeout)
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 		if (curl_easy_perform(c) == CURLE_OK &&
-		    !curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) &&
-		    code >= 200 && code < 300)
-			err = 0;
+		    !curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code))
+			err = code >= 200 && code < 300 ? 0 :
+			      code == 429 || (code >= 500 && code < 600) ?
+							  -EAGAIN :
+							  -EBADMSG;
 	}
 	curl_slist_free_all(h);
 	free(url);
@@ -164,6 +170,11 @@ static void try_head(struct jt_push *p)
 		return;
 	}
 	a->met.push_failed++;
+	if (err == -EBADMSG) {
+		a->met.push_rejected++;
+		drop_head(p);
+		return;
+	}
 	at(p, 0)->tries++;
 	at(p, 0)->not_before = jt_agent_now() + backoff(at(p, 0)->tries);
 	if (at(p, 0)->tries >= JT_PUSH_TRIES || p->stop) {

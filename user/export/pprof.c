@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "export/pprof.h"
+#include "lib/utf8.h"
 #include "gen/profile.pb-c.h"
 #include "lib/hash.h"
 #include "lib/reserve.h"
@@ -95,13 +96,46 @@ static bool pstring_eq(const void *val, const void *key)
 	return ((const struct pstring *)val)->s == key;
 }
 
+/*
+ * s, or a copy with each byte that is not UTF-8 as U+FFFD (*tmp, freed by
+ * the caller): Pyroscope refuses a whole profile for one such name, and a
+ * JIT writes its names byte for byte.
+ */
+static const char *valid_utf8(const char *s, char **tmp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, o = 0, len;
+
+	while (i < n && (u[i] < 0x80 || (len = jt_utf8_len(u + i, n - i))))
+		i += u[i] < 0x80 ? 1 : len;
+	if (i == n || !(*tmp = malloc(3 * n + 1)))
+		return s;
+	for (i = 0; i < n;) {
+		len = u[i] < 0x80 ? 1 : jt_utf8_len(u + i, n - i);
+		if (len) {
+			memcpy(*tmp + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(*tmp + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	(*tmp)[o] = 0;
+	return *tmp;
+}
+
 /* The string's index in the table; -1 without memory. */
 static int64_t string(struct jt_pprof *p, const char *s)
 {
-	const char *in = jt_intern(&p->strs, s ? s : "", s ? strlen(s) : 0);
+	char *tmp = NULL;
+	const char *ok = valid_utf8(s ? s : "", &tmp);
+	const char *in = jt_intern(&p->strs, ok, strlen(ok));
 	uint64_t h = jt_hash_u64((uintptr_t)in);
 	struct pstring *e;
 
+	free(tmp);
 	if (!in)
 		return -1;
 	e = jt_hash_find(&p->str_idx, h, pstring_eq, in);
@@ -456,9 +490,13 @@ static void fill_tables(const struct jt_pprof *p, struct parts *m)
 		o->has_functions = true;
 		m->mapping_ptrs[i] = o;
 	}
+	/* Moved to the front, the main binary takes id 1 and the first
+	 * mapping its id: ids stay their index plus one, as Parca requires. */
 	if (main) {
 		m->mapping_ptrs[main] = m->mapping_ptrs[0];
 		m->mapping_ptrs[0] = &m->mappings[main];
+		m->mapping_ptrs[0]->id = 1;
+		m->mapping_ptrs[main]->id = main + 1;
 	}
 	for (i = 0; i < p->nloc; i++) {
 		const struct plocation *x = p->loc[i];
@@ -469,7 +507,9 @@ static void fill_tables(const struct jt_pprof *p, struct parts *m)
 		m->lines[i].function_id = x->function;
 		m->line_ptrs[i] = &m->lines[i];
 		o->id = x->id;
-		o->mapping_id = x->mapping;
+		o->mapping_id = x->mapping == main + 1 ? 1 :
+				x->mapping == 1	       ? main + 1 :
+							 x->mapping;
 		o->address = shown(p, x->addr);
 		o->n_line = 1;
 		o->line = &m->line_ptrs[i];
