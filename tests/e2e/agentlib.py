@@ -31,7 +31,11 @@ def free_port():
 
 
 class Agent:
-    def __init__(self, args, env=None, prefix=(), token=None):
+    def __init__(self, args, env=None, prefix=(), token=None,
+                 labels="pid,comm,source"):
+        # Tests tell processes apart by pid; the agent's default has none.
+        if labels:
+            args = [*args, "--labels", labels]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = token

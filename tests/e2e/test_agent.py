@@ -12,6 +12,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.parse
 
 from agentlib import (agent, fetch_in_background, in_window, leaf_counts, need,
                       pprof_raw, pprofcheck, window_mono)
@@ -372,7 +373,10 @@ def test_agent_pushes_every_window_and_retries():
     for i, (path, ctype, body) in enumerate(Sink.got):
         q = dict(x.split("=", 1) for x in path.split("?", 1)[1].split("&"))
         assert path.startswith("/ingest?"), path
-        assert re.fullmatch(rf"jittrace.cpu%7Bhost%3D{host}%7D", q["name"]), q
+        assert re.fullmatch(rf"jittrace%7Bhost%3D{host}%7D", q["name"]), q
+        # Pyroscope's service_name for pprof: the name before its labels,
+        # the one the README's Alloy scrape config gives.
+        assert urllib.parse.unquote(q["name"]).split("{")[0] == readme_service_name()
         assert q["format"] == "pprof" and ctype == "application/octet-stream"
         assert int(q["until"]) - int(q["from"]) == 1, q
         f = os.path.join(TMP, f"pushed-{i}.pb.gz")
@@ -926,3 +930,53 @@ def test_daemonset_never_listens_beyond_loopback_without_a_token():
     mount = re.search(r"\{name: (\w+), mountPath: " + re.escape(os.path.dirname(token)), text)
     assert mount, text
     assert re.search(rf"- name: {mount.group(1)}\s+secret: \{{secretName: ", text), text
+
+
+def readme_service_name():
+    """service_name in the README's Alloy scrape config."""
+    readme = open(os.path.join(os.path.dirname(UNIT), "../../README.md")).read()
+    block = re.search(r'pyroscope\.scrape "jittrace" \{.*?\n\}', readme, re.S).group(0)
+    return re.search(r'"service_name" = "([^"]+)"', block).group(1)
+
+
+def test_agent_labels_by_default_only_comm_and_source():
+    """Each label set is a series in the backend: by default no pid, so
+    one per command and name source, not one per process."""
+    need("go")
+    prof = os.path.join(TMP, "agent-labels.pb.gz")
+    with agent("-F", "199", labels=None) as a:
+        t, res = fetch_in_background(f"{a.url}/debug/pprof/profile?seconds=3", prof)
+        time.sleep(0.5)
+        run([os.path.join(WL, "mmloop"), "callsfor", "0.5"])
+        t.join()
+    assert res["p"].returncode == 0, res["p"].stderr
+    _, samples = pprof_raw(prof)
+    assert samples and {tuple(sorted(lab)) for *_, lab in samples} == {("comm", "source")}
+    bad = run([JT, "agent", "--labels", "pid,uid"], check=False)
+    assert bad.returncode == 2 and "--labels wants pid, comm and source" in bad.stderr
+
+
+# What Parca's DefaultScrapeConfig and Alloy's DefaultProfilingConfig
+# scrape unless told not to, each at its path.
+SCRAPED_BY_DEFAULT = {"memory": "/debug/pprof/allocs", "block": "/debug/pprof/block",
+                      "goroutine": "/debug/pprof/goroutine", "mutex": "/debug/pprof/mutex"}
+
+
+def test_readme_scrape_configs_ask_only_for_what_the_agent_serves():
+    readme = open(os.path.join(os.path.dirname(UNIT), "../../README.md")).read()
+    parca = re.search(r"```yaml\nscrape_configs:\n(.*?)```", readme, re.S).group(1)
+    alloy = re.search(r'pyroscope\.scrape "jittrace" \{.*?\n\}', readme, re.S).group(0)
+    assert re.search(r"process_cpu: \{enabled: true, path: /debug/pprof/profile", parca), parca
+    assert "authorization: {credentials_file: " in parca, parca
+    assert re.search(r'profile\.process_cpu \{\s+enabled = true\s+path\s+= "/debug/pprof/profile"',
+                     alloy), alloy
+    assert 'bearer_token_file = "' in alloy, alloy
+    for kind in SCRAPED_BY_DEFAULT:
+        assert f"{kind}: {{enabled: false}}" in parca, (kind, parca)
+        assert f"profile.{kind} {{ enabled = false }}" in alloy, (kind, alloy)
+    assert readme_service_name() == "jittrace"
+    # What they still ask for is served; what they would have asked for is not.
+    with agent("-F", "19") as a:
+        assert a.get("/debug/pprof/profile?seconds=1", timeout=60)[0] == 200
+        for path in SCRAPED_BY_DEFAULT.values():
+            assert a.get(path)[0] == 404, path

@@ -311,3 +311,16 @@ def test_export_on_a_full_disk_says_so_and_leaves_nothing():
             assert sorted(os.listdir(mnt)) == ["filler"], os.listdir(mnt)
     finally:
         run(["umount", mnt])
+
+
+def test_pprof_period_is_what_a_sample_stands_for():
+    """A clock event at 99 Hz: the profile's period is 1/99 s, as each
+    sample's CPU time is, not a fixed millisecond."""
+    need("go")
+    from agentlib import pprof_raw as raw
+    _, data = record([os.path.join(WL, "spin"), "0.5"], ["-e", "cpu-clock", "-F", "99"])
+    head, samples = raw(export(data, "pprof"))
+    assert head["Period"] == str(10**9 // 99), head
+    count = sum(n for n, _, _, _ in samples)
+    nanos = sum(ns for _, ns, _, _ in samples)
+    assert count > 20 and abs(nanos / count - 10**9 / 99) < 0.25 * 10**9 / 99, (count, nanos)

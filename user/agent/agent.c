@@ -20,6 +20,7 @@
 #include "agent/profiles.h"
 #include "agent/push.h"
 #include "agent/secret.h"
+#include "export/pprof.h"
 #include "agent/spool.h"
 #include "jittrace.h"
 #include "record/live.h"
@@ -37,6 +38,9 @@ static const char usage[] =
 	"  --push URL          POST each window to a Pyroscope /ingest\n"
 	"  --auth-token-file F callers present this token (Authorization:\n"
 	"                      Bearer) for all but /healthz\n"
+	"  --labels LIST       labels on each sample, of pid,comm,source\n"
+	"                      (default comm,source: a series each in the\n"
+	"                      backend; pid makes one per process)\n"
 	"  --auth-group NAME   without a token, local members see every\n"
 	"                      process, as root does (others: their own)\n"
 	"  --push-auth-file F  its credentials: \"Bearer TOKEN\" or\n"
@@ -77,6 +81,27 @@ static int number(const char *s, uint64_t max, uint64_t *v)
 		return -1;
 	*v = strtoull(s, &end, 10);
 	return *end || !*v || *v > max ? -1 : 0;
+}
+
+static int parse_labels(const char *s, unsigned int *labels)
+{
+	static const char *const names[] = { "pid", "comm", "source" };
+	char copy[64], *tok, *save;
+	unsigned int i;
+
+	if (strlen(s) >= sizeof(copy))
+		return -1;
+	strcpy(copy, s);
+	*labels = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < 3 && strcmp(tok, names[i]); i++)
+			;
+		if (i == 3)
+			return -1;
+		*labels |= 1u << i;
+	}
+	return 0;
 }
 
 static int parse_opt(int c, struct jt_agent_opts *o)
@@ -125,6 +150,12 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 		break;
 	case 'K':
 		o->auth_token_file = optarg;
+		break;
+	case 'A':
+		if (parse_labels(optarg, &o->labels))
+			return jt_usage_error(usage,
+					      "--labels wants pid, comm "
+					      "and source, comma-separated");
 		break;
 	case 'G':
 		g = getgrnam(optarg);
@@ -175,6 +206,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "push-auth-file", required_argument, NULL, 'U' },
 		{ "auth-token-file", required_argument, NULL, 'K' },
 		{ "auth-group", required_argument, NULL, 'G' },
+		{ "labels", required_argument, NULL, 'A' },
 		{ "max-memory", required_argument, NULL, 'X' },
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
@@ -190,7 +222,9 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 				     .window_ns = 10000000000ULL,
 				     .spool_max = 1024ULL << 20,
 				     .max_memory = 256ULL << 20,
-				     .auth_group = (gid_t)-1 };
+				     .auth_group = (gid_t)-1,
+				     .labels = JT_PPROF_LABEL_COMM |
+					       JT_PPROF_LABEL_SOURCE };
 	while ((c = getopt_long(argc, argv, "F:e:gvh", longopts, NULL)) != -1) {
 		err = parse_opt(c, o);
 		if (err)

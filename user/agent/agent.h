@@ -28,6 +28,7 @@ struct jt_agent_opts {
 	const char *push_auth_file;
 	const char *auth_token_file;
 	gid_t auth_group;    /* members query it as root does; -1: none */
+	unsigned int labels; /* JT_PPROF_LABEL_*: on every sample */
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;

@@ -50,6 +50,8 @@ static int req_begin(struct cutter *c, struct jt_profile_req *r, uint64_t start,
 	r->end = start + len;
 	r->samples = 0;
 	r->pprof = jt_pprof_new(real_ns(c->a, start), c->period_ns);
+	if (r->pprof)
+		jt_pprof_set_labels(r->pprof, c->a->o.labels);
 	return r->pprof ? 0 : -ENOMEM;
 }
 
@@ -455,6 +457,8 @@ int jt_profiles_request(struct jt_agent *a, const struct jt_profile_asker *who,
 	r->start = jt_agent_now();
 	r->end = r->start + seconds * 1000000000ULL;
 	r->pprof = jt_pprof_new(real_ns(a, r->start), 1000000000LL / hz);
+	if (r->pprof)
+		jt_pprof_set_labels(r->pprof, a->o.labels);
 	if (r->pprof && who->hide_kernel)
 		jt_pprof_hide_kernel(r->pprof);
 	pthread_mutex_lock(&a->lock);

@@ -42,7 +42,12 @@ static char *ingest_url(struct jt_push *p, CURL *c, const struct pending *w)
 	bool has_path = strstr(p->url, "/ingest") != NULL;
 	size_t n;
 
-	snprintf(name, sizeof(name), "jittrace.cpu{host=%s}", p->a->host);
+	/*
+	 * For pprof, Pyroscope takes the name before the labels as the
+	 * service_name whole (.cpu is cut only for other formats): the
+	 * scrape route's service_name="jittrace" and this one meet.
+	 */
+	snprintf(name, sizeof(name), "jittrace{host=%s}", p->a->host);
 	esc = curl_easy_escape(c, name, 0);
 	if (!esc)
 		return NULL;

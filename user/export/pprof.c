@@ -75,6 +75,7 @@ struct jt_pprof {
 	int64_t duration_ns;
 	int64_t period_ns;
 	bool hide_kernel;
+	unsigned int labels; /* JT_PPROF_LABEL_* */
 	/* the fixed strings */
 	int64_t k_samples, k_count, k_cpu, k_nanoseconds;
 	int64_t k_pid, k_comm, k_source;
@@ -160,6 +161,7 @@ struct jt_pprof *jt_pprof_new(int64_t time_ns, int64_t period_ns)
 		return NULL;
 	p->time_ns = time_ns;
 	p->period_ns = period_ns;
+	p->labels = JT_PPROF_LABELS_ALL;
 	/* pprof: string_table[0] is "". */
 	if (string(p, "") != 0 || (p->k_samples = string(p, "samples")) < 0 ||
 	    (p->k_count = string(p, "count")) < 0 ||
@@ -310,9 +312,10 @@ int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s)
 			return -ENOMEM;
 	}
 	snprintf(pid, sizeof(pid), "%u", s->pid);
-	k.pid = string(p, pid);
-	k.comm = string(p, s->comm);
-	k.source = string(p, s->source);
+	/* Index 0 is "": a label not kept tells no samples apart. */
+	k.pid = p->labels & JT_PPROF_LABEL_PID ? string(p, pid) : 0;
+	k.comm = p->labels & JT_PPROF_LABEL_COMM ? string(p, s->comm) : 0;
+	k.source = p->labels & JT_PPROF_LABEL_SOURCE ? string(p, s->source) : 0;
 	if (k.pid < 0 || k.comm < 0 || k.source < 0)
 		return -ENOMEM;
 	h = sample_hash(&k);
@@ -346,6 +349,11 @@ void jt_pprof_hide_kernel(struct jt_pprof *p)
 	p->hide_kernel = true;
 }
 
+void jt_pprof_set_labels(struct jt_pprof *p, unsigned int labels)
+{
+	p->labels = labels;
+}
+
 static uint64_t shown(const struct jt_pprof *p, uint64_t addr)
 {
 	return p->hide_kernel && addr >> 63 ? 0 : addr;
@@ -354,6 +362,11 @@ static uint64_t shown(const struct jt_pprof *p, uint64_t addr)
 void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns)
 {
 	p->duration_ns = duration_ns;
+}
+
+void jt_pprof_set_period(struct jt_pprof *p, int64_t period_ns)
+{
+	p->period_ns = period_ns;
 }
 
 void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns)
@@ -438,7 +451,7 @@ static void fill_sample(const struct jt_pprof *p, struct parts *m, size_t i)
 	const int64_t keys[3] = { p->k_pid, p->k_comm, p->k_source };
 	const int64_t vals[3] = { s->pid, s->comm, s->source };
 	Sample *o = &m->samples[i];
-	size_t k;
+	size_t k, n = 0;
 
 	perftools__profiles__sample__init(o);
 	o->n_location_id = s->nlocs;
@@ -447,16 +460,18 @@ static void fill_sample(const struct jt_pprof *p, struct parts *m, size_t i)
 	o->value = &m->values[2 * i];
 	o->value[0] = s->count;
 	o->value[1] = s->nanos;
-	o->n_label = 3;
 	o->label = &m->label_ptrs[3 * i];
 	for (k = 0; k < 3; k++) {
-		Label *l = &m->labels[3 * i + k];
+		Label *l = &m->labels[3 * i + n];
 
+		if (!(p->labels & (1u << k)))
+			continue;
 		perftools__profiles__label__init(l);
 		l->key = keys[k];
 		l->str = vals[k];
-		o->label[k] = l;
+		o->label[n++] = l;
 	}
+	o->n_label = n;
 	m->sample_ptrs[i] = o;
 }
 

@@ -40,6 +40,7 @@ struct jt_pprof *jt_pprof_new(int64_t time_ns, int64_t period_ns);
 int jt_pprof_add(struct jt_pprof *p, const struct jt_pprof_sample *s);
 void jt_pprof_set_duration(struct jt_pprof *p, int64_t duration_ns);
 void jt_pprof_set_time(struct jt_pprof *p, int64_t time_ns);
+void jt_pprof_set_period(struct jt_pprof *p, int64_t period_ns);
 /* The gzipped profile in *buf (the caller frees it); 0 or -errno. */
 int jt_pprof_encode(struct jt_pprof *p, void **buf, size_t *len);
 /*
@@ -47,6 +48,20 @@ int jt_pprof_encode(struct jt_pprof *p, void **buf, size_t *len);
  * reader who may not see them (kptr_restrict), as KASLR needs.
  */
 void jt_pprof_hide_kernel(struct jt_pprof *p);
+
+/* The labels each sample carries; all three unless set. */
+enum {
+	JT_PPROF_LABEL_PID = 1,
+	JT_PPROF_LABEL_COMM = 2,
+	JT_PPROF_LABEL_SOURCE = 4,
+	JT_PPROF_LABELS_ALL = 7,
+};
+/*
+ * Before the first sample. A label left out merges the samples it told
+ * apart: a backend makes a series of every label set (Pyroscope, 5000 a
+ * tenant), and a pid on every sample makes one per process.
+ */
+void jt_pprof_set_labels(struct jt_pprof *p, unsigned int labels);
 void jt_pprof_free(struct jt_pprof *p);
 
 #endif

@@ -405,6 +405,9 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      r->perf.attr.freq ?
 			      (unsigned long long)r->perf.attr.sample_freq :
 			      0ULL);
+	if (!r->perf.attr.freq)
+		n += snprintf(buf + n, sizeof(buf) - n, "perf.period=%llu\n",
+			      (unsigned long long)r->perf.attr.sample_period);
 	/* Readers wait for ROUND marks rather than guess from times. */
 	n += snprintf(buf + n, sizeof(buf) - n, "rounds=1\n");
 	n += jt_perf_tsc_meta(&r->perf, buf + n, sizeof(buf) - n);

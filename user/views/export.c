@@ -106,6 +106,38 @@ static int parse(int argc, char **argv, struct export *x)
 	return 0;
 }
 
+/* CPU time per sample: the period of a clock event, else 1/frequency. */
+static int64_t sample_nanos(const struct jt_stream *s)
+{
+	const char *ev = jt_stream_meta(s, "perf.event");
+	const char *freq = jt_stream_meta(s, "perf.freq");
+
+	if (ev && (!strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock")))
+		return 0;
+	if (freq && strtoull(freq, NULL, 10))
+		return 1000000000LL / (int64_t)strtoull(freq, NULL, 10);
+	return 0;
+}
+
+/*
+ * pprof's period, what one sample stands for: 1/frequency, or a clock
+ * event's fixed period (its unit is ns). Each sample keeps its own.
+ */
+static int64_t profile_period(const struct jt_stream *s)
+{
+	const char *ev = jt_stream_meta(s, "perf.event");
+	const char *freq = jt_stream_meta(s, "perf.freq");
+	const char *period = jt_stream_meta(s, "perf.period");
+	bool clock =
+		ev && (!strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock"));
+
+	if (freq && strtoull(freq, NULL, 10))
+		return 1000000000LL / (int64_t)strtoull(freq, NULL, 10);
+	if (clock && period && strtoll(period, NULL, 10) > 0)
+		return strtoll(period, NULL, 10);
+	return 1000000;
+}
+
 static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		    const struct jt_symres *y)
 {
@@ -118,25 +150,17 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	    jt_perf_sample(it->data, it->len, x->s->sample_type, &smp) ||
 	    (x->pid && smp.pid != x->pid))
 		return;
-	if (!x->samples++)
+	/* The recording's META records are read by now, not at open. */
+	if (!x->samples++) {
 		x->first_ns = smp.time;
+		x->nanos = sample_nanos(x->s);
+		if (x->pprof)
+			jt_pprof_set_period(x->pprof, profile_period(x->s));
+	}
 	x->last_ns = smp.time;
 	if (x->pprof &&
 	    jt_pprof_add_named(x->pprof, m, &smp, y, x->callchain, x->nanos))
 		x->err = -ENOMEM;
-}
-
-/* CPU time per sample: the period of a clock event, else 1/frequency. */
-static int64_t sample_nanos(const struct jt_stream *s)
-{
-	const char *ev = jt_stream_meta(s, "perf.event");
-	const char *freq = jt_stream_meta(s, "perf.freq");
-
-	if (ev && (!strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock")))
-		return 0;
-	if (freq && strtoull(freq, NULL, 10))
-		return 1000000000LL / (int64_t)strtoull(freq, NULL, 10);
-	return 0;
 }
 
 /* The recording's start as wall time, for pprof's time_nanos. */
@@ -196,9 +220,8 @@ int cmd_export(int argc, char **argv)
 	if (jt_view_open(&s, x.input))
 		return 1;
 	x.s = &s;
-	x.nanos = sample_nanos(&s);
 	if (x.format == FMT_PPROF)
-		x.pprof = jt_pprof_new(0, x.nanos ? x.nanos : 1000000);
+		x.pprof = jt_pprof_new(0, 1000000);
 	else
 		x.perf = jt_perfdata_open(x.output, &s, x.pid, x.callchain,
 					  &err);
