@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,13 +26,18 @@ int jt_jitelf_write(int fd, const char *name, uint64_t size)
 {
 	size_t nlen = strlen(name) + 1;
 	size_t text = JT_JITELF_TEXT_OFFSET;
-	size_t sym = align8(text);
+	/* After the ELF and program headers, as perf's genelf lays it out. */
+	size_t ph = sizeof(Elf64_Ehdr);
+	/* Zeros stand for the code up to a cap; past it, no bytes at all. */
+	bool bytes = size <= JT_JITELF_MAX_BYTES;
+	size_t sym = align8(text + (bytes ? size : 0));
 	size_t str = sym + 2 * sizeof(Elf64_Sym);
 	size_t shs = str + 1 + nlen;
 	size_t sh = align8(shs + sizeof(shstrtab));
 	size_t total = sh + SH_NUM * sizeof(Elf64_Shdr);
 	unsigned char *buf = calloc(1, total);
 	Elf64_Ehdr *e = (void *)buf;
+	Elf64_Phdr *seg = (void *)(buf + ph);
 	Elf64_Sym *s = (void *)(buf + sym);
 	Elf64_Shdr *h = (void *)(buf + sh);
 	int err;
@@ -46,6 +52,21 @@ int jt_jitelf_write(int fd, const char *name, uint64_t size)
 	e->e_machine = EM_X86_64;
 	e->e_version = EV_CURRENT;
 	e->e_ehsize = sizeof(*e);
+	/*
+	 * One PT_LOAD for the code: elfutils (hotspot's perfparser) will not
+	 * report an ELF without one; perf reads the sections alone.
+	 */
+	e->e_phoff = ph;
+	e->e_phentsize = sizeof(Elf64_Phdr);
+	e->e_phnum = 1;
+	*seg = (Elf64_Phdr){ .p_type = PT_LOAD,
+			     .p_flags = PF_R | PF_X,
+			     .p_offset = text,
+			     .p_vaddr = text,
+			     .p_paddr = text,
+			     .p_filesz = bytes ? size : 0,
+			     .p_memsz = size,
+			     .p_align = 0x1000 };
 	e->e_shoff = sh;
 	e->e_shentsize = sizeof(Elf64_Shdr);
 	e->e_shnum = SH_NUM;
@@ -58,7 +79,7 @@ int jt_jitelf_write(int fd, const char *name, uint64_t size)
 	memcpy(buf + str + 1, name, nlen);
 	memcpy(buf + shs, shstrtab, sizeof(shstrtab));
 	h[SH_TEXT] = (Elf64_Shdr){ .sh_name = 1,
-				   .sh_type = SHT_NOBITS,
+				   .sh_type = bytes ? SHT_PROGBITS : SHT_NOBITS,
 				   .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
 				   .sh_addr = text,
 				   .sh_offset = text,

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JT_JITELF_TEXT_OFFSET 0x40
+#define JT_JITELF_TEXT_OFFSET 0x80
+/* Code of up to this size gets file bytes (zeros) as perf's genelf's has. */
+#define JT_JITELF_MAX_BYTES (64 * 1024)
 
 /* Write the ELF for name, size bytes of code, to fd: 0 or -errno. */
 int jt_jitelf_write(int fd, const char *name, uint64_t size);

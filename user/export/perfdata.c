@@ -19,6 +19,9 @@
 
 #define PERF_MAGIC2 0x32454c4946524550ULL /* "PERFILE2" */
 #define HEADER_BUILD_ID 2
+#define HEADER_CMDLINE 11
+#define HEADER_EVENT_DESC 12
+#define EVENT_ID 1 /* the one event's id, in the attr's table and its desc */
 #define NAME_ALIGN 64
 #define MISC_MMAP_BUILD_ID (1 << 14)
 #define MISC_BUILD_ID_SIZE (1 << 15)
@@ -692,13 +695,85 @@ static void build_ids(struct jt_perfdata *w)
 	}
 }
 
+/* perf's header string: its length padded to 64, then the bytes. */
+static void put_string(struct jt_perfdata *w, const char *s)
+{
+	static const char zeros[NAME_ALIGN];
+	uint32_t len = (strlen(s) + 1 + NAME_ALIGN - 1) & ~(NAME_ALIGN - 1);
+
+	put(w, &len, sizeof(len));
+	put(w, s, strlen(s));
+	put(w, zeros, len - strlen(s));
+}
+
+/* HEADER_CMDLINE: the recorded command, as perf report prints it. */
+static void cmdline(struct jt_perfdata *w)
+{
+	const char *c = jt_stream_meta(w->s, "cmdline");
+	uint32_t nr = 1;
+
+	put(w, &nr, sizeof(nr));
+	put_string(w, c ? c : "jittrace");
+}
+
+/*
+ * HEADER_EVENT_DESC: the event's name beside its attr; hotspot lists
+ * costs by it, and showed none without.
+ */
+static void event_desc(struct jt_perfdata *w)
+{
+	const char *ev = jt_stream_meta(w->s, "perf.event");
+	uint32_t nr = 1, size = sizeof(w->attr), ids = 1;
+	uint64_t id = EVENT_ID;
+
+	put(w, &nr, sizeof(nr));
+	put(w, &size, sizeof(size));
+	put(w, &w->attr, sizeof(w->attr));
+	put(w, &ids, sizeof(ids));
+	put_string(w, ev ? ev : "cpu-clock");
+	put(w, &id, sizeof(id));
+}
+
+/*
+ * Features follow the data: a table of one section each, in the order of
+ * their bits, then their contents.
+ */
+static void features(struct jt_perfdata *w, struct file_header *fh,
+		     struct file_attr *fa, uint64_t data_end)
+{
+	uint64_t id = EVENT_ID;
+	static void (*const write[])(
+		struct jt_perfdata *) = { build_ids, cmdline, event_desc };
+	static const int bits[] = { HEADER_BUILD_ID, HEADER_CMDLINE,
+				    HEADER_EVENT_DESC };
+	struct file_section table[3] = {};
+	uint64_t at = data_end + sizeof(table);
+	size_t i;
+
+	w->data_bytes = 0;
+	put(w, table, sizeof(table));
+	for (i = 0; i < 3; i++) {
+		fh->features[0] |= 1ULL << bits[i];
+		table[i].offset = at;
+		write[i](w);
+		table[i].size = data_end + w->data_bytes - at;
+		at += table[i].size;
+	}
+	/* The attr's id table, after the features. */
+	fa->ids = (struct file_section){ at, sizeof(id) };
+	put(w, &id, sizeof(id));
+	flush(w);
+	if (!w->err &&
+	    pwrite(w->fd, table, sizeof(table), data_end) != sizeof(table))
+		w->err = -errno;
+}
+
 int jt_perfdata_close(struct jt_perfdata *w)
 {
 	struct file_header fh = { .magic = PERF_MAGIC2,
 				  .size = sizeof(fh),
 				  .attr_size = sizeof(struct file_attr) };
 	struct file_attr fa = { .attr = w->attr };
-	struct file_section feat;
 	uint64_t data_end;
 	int err;
 
@@ -707,17 +782,9 @@ int jt_perfdata_close(struct jt_perfdata *w)
 	data_end = data_offset() + w->data_bytes;
 	fh.attrs = (struct file_section){ sizeof(fh), sizeof(fa) };
 	fh.data = (struct file_section){ data_offset(), w->data_bytes };
-	/* Features follow the data: their table, then their contents. */
-	fh.features[0] = 1ULL << HEADER_BUILD_ID;
-	w->data_bytes = 0;
-	feat.offset = data_end + sizeof(feat);
-	put(w, &feat, sizeof(feat));
-	build_ids(w);
-	flush(w);
-	feat.size = w->data_bytes - sizeof(feat);
+	features(w, &fh, &fa, data_end);
 	if (!w->err &&
-	    (pwrite(w->fd, &feat, sizeof(feat), data_end) != sizeof(feat) ||
-	     pwrite(w->fd, &fh, sizeof(fh), 0) != sizeof(fh) ||
+	    (pwrite(w->fd, &fh, sizeof(fh), 0) != sizeof(fh) ||
 	     pwrite(w->fd, &fa, sizeof(fa), sizeof(fh)) != sizeof(fa)))
 		w->err = -errno;
 	err = w->err;
