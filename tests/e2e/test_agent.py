@@ -980,3 +980,22 @@ def test_readme_scrape_configs_ask_only_for_what_the_agent_serves():
         assert a.get("/debug/pprof/profile?seconds=1", timeout=60)[0] == 200
         for path in SCRAPED_BY_DEFAULT.values():
             assert a.get(path)[0] == 404, path
+
+
+def test_agent_takes_one_request_at_a_time_from_a_user_who_sees_only_their_own():
+    """Another local user cannot take the profile slots root's scrapers
+    share: one request at a time, the next 429."""
+    with agent("-F", "19") as a:
+        # Long enough that the two certainly overlap, however slow the start.
+        url = f"{a.url}/debug/pprof/profile?seconds=8"
+        codes = []
+        ts = [threading.Thread(target=lambda: codes.append(get_as_nobody(url)[0]))
+              for _ in range(2)]
+        ts.append(threading.Thread(target=lambda: codes.append(
+            ("root", a.get("/debug/pprof/profile?seconds=3", timeout=60)[0]))))
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert ("root", 200) in codes, codes
+    assert sorted(c for c in codes if not isinstance(c, tuple)) == [200, 429], codes

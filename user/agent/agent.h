@@ -111,6 +111,11 @@ struct jt_agent {
 	int fd;		     /* the stream's read end */
 	char *auth_token;    /* what HTTP callers present; NULL: none */
 	unsigned int audits; /* /audit requests being answered */
+	/* Requests of callers who see only their own processes, by user. */
+	struct {
+		uid_t uid;
+		unsigned int n;
+	} asking[16];
 };
 
 uint64_t jt_agent_now(void);

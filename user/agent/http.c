@@ -16,6 +16,8 @@
 #include "lib/procfile.h"
 #include "live/audit_live.h"
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned int code,
 				const char *type, void *buf, size_t len,
 				enum MHD_ResponseMemoryMode mode)
@@ -293,6 +295,67 @@ static const char index_text[] =
 	"--json\n"
 	"/healthz                                ok while capturing\n";
 
+/*
+ * A slot for a caller who sees only its own processes: one user cannot
+ * take the profile or audit slots everyone shares. Every-process callers
+ * (root, the token) have the shared limits only.
+ */
+static bool claim(struct jt_agent *a, struct caller me)
+{
+	unsigned int i, slot = ARRAY_LEN(a->asking);
+	bool ok = false;
+
+	if (me.all)
+		return true;
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < ARRAY_LEN(a->asking); i++) {
+		if (a->asking[i].n && a->asking[i].uid == me.uid) {
+			slot = i;
+			break;
+		}
+		if (!a->asking[i].n && slot == ARRAY_LEN(a->asking))
+			slot = i;
+	}
+	if (slot < ARRAY_LEN(a->asking) &&
+	    a->asking[slot].n < JT_HTTP_PER_USER) {
+		a->asking[slot].uid = me.uid;
+		a->asking[slot].n++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ok;
+}
+
+static void release(struct jt_agent *a, struct caller me)
+{
+	unsigned int i;
+
+	if (me.all)
+		return;
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < ARRAY_LEN(a->asking); i++)
+		if (a->asking[i].n && a->asking[i].uid == me.uid) {
+			a->asking[i].n--;
+			break;
+		}
+	pthread_mutex_unlock(&a->lock);
+}
+
+static enum MHD_Result one_of_theirs(struct jt_agent *a,
+				     struct MHD_Connection *c, struct caller me,
+				     const char *url)
+{
+	enum MHD_Result r;
+
+	if (!claim(a, me))
+		return send_text(a, c, MHD_HTTP_TOO_MANY_REQUESTS,
+				 "one request at a time for a caller who "
+				 "sees only its own processes\n");
+	r = !strcmp(url, "/audit") ? audit(a, c, me) : profile(a, c, me);
+	release(a, me);
+	return r;
+}
+
 static enum MHD_Result unauthorised(struct jt_agent *a,
 				    struct MHD_Connection *c)
 {
@@ -333,10 +396,8 @@ static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 				 "processes are shown to callers on this "
 				 "machine, or with the agent's token "
 				 "(--auth-token-file)\n");
-	if (!strcmp(url, "/debug/pprof/profile"))
-		return profile(a, c, me);
-	if (!strcmp(url, "/audit"))
-		return audit(a, c, me);
+	if (!strcmp(url, "/debug/pprof/profile") || !strcmp(url, "/audit"))
+		return one_of_theirs(a, c, me, url);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
 		return send_text(a, c, MHD_HTTP_OK, index_text);
 	return send_text(a, c, MHD_HTTP_NOT_FOUND, "not found\n");

@@ -16,6 +16,8 @@
 #define JT_HTTP_MAX_SECONDS 300
 /* /audit parses ELF files: a few at once keep it under --max-memory. */
 #define JT_HTTP_AUDITS 2
+/* A caller who sees only its own processes: one request at a time. */
+#define JT_HTTP_PER_USER 1
 
 struct MHD_Daemon;
 
