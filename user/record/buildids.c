@@ -42,10 +42,10 @@ static bool seen(struct jt_buildids *b, uint64_t dev, uint64_t ino)
  * path, in the process's root while it has one, and only if it is still
  * the file the event named. Off the capture loop: a path can hang.
  */
-static struct jt_open_res read_id(struct jt_buildids *b,
-				  const struct jt_map_event *ev,
-				  const char *path, uid_t uid)
+static struct jt_open_res
+read_id(struct jt_buildids *b, const struct jt_map_event *ev, const char *path)
 {
+	uid_t uid = b->owner ? b->owner(b->owner_ctx, ev->h.pid) : (uid_t)-1;
 	struct jt_open_req r = {
 		.pid = ev->h.pid,
 		.uid = uid,
@@ -66,7 +66,7 @@ static struct jt_open_res read_id(struct jt_buildids *b,
 }
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
-		       size_t len, uid_t uid)
+		       size_t len)
 {
 	const struct jt_map_event *ev = (const void *)h;
 	struct jt_buildid_rec r = {};
@@ -84,7 +84,7 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 		return;
 	snprintf(path, sizeof(path), "%.*s",
 		 (int)strnlen(ev->path, ev->path_len), ev->path);
-	res = read_id(b, ev, path, uid);
+	res = read_id(b, ev, path);
 	if (res.fd < 0)
 		return;
 	r.dev = ev->dev;

@@ -22,12 +22,15 @@ struct jt_file_id {
 struct jt_buildids {
 	struct jt_writer *w;
 	struct jt_opener *opener; /* the recorder's: opens off the loop */
+	/* The user a process runs as, when a file of it is read; -1: not
+	 * known. Asked once per new file, never per event. */
+	uid_t (*owner)(void *ctx, pid_t pid);
+	void *owner_ctx;
 	struct jt_hash seen; /* of struct jt_file_id: one record per file */
 };
 
-/* uid: the process's user, as the recorder knows it; -1: read it now. */
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
-		       size_t len, uid_t uid);
+		       size_t len);
 void jt_buildids_free(struct jt_buildids *b);
 
 #endif

@@ -380,10 +380,11 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
-	struct jt_open_req r = {};
+	struct jt_open_req r;
 	char path[96];
 	int fd;
 
+	/* Once per write event: the 1 KB request only when it opens. */
 	if (p && (p->perfmap_found || !by_name_ok(p)))
 		return;
 	if (find(j, pid, JT_JIT_PERFMAP)) {
@@ -397,9 +398,9 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 			 nspid);
 	else
 		snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%u.map", nspid);
-	r.pid = pid;
-	r.uid = jt_jitfiles_owner(j, pid);
-	r.root_pid = root_of(j, pid);
+	r = (struct jt_open_req){ .pid = pid,
+				  .uid = jt_jitfiles_owner(j, pid),
+				  .root_pid = root_of(j, pid) };
 	snprintf(r.path, sizeof(r.path), PERFMAP_DIR "/perf-%u.map", nspid);
 	fd = jt_opener_open(j->opener, &r).fd;
 	if (fd == -ENOENT)

@@ -318,11 +318,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 
 static void note_busy(struct recorder *r, const void *data, size_t size);
 
-static pid_t owner_pid(const void *data, size_t size)
+static uid_t jit_owner(void *jit, pid_t pid)
 {
-	return size >= sizeof(struct jt_hdr) ?
-		       ((const struct jt_hdr *)data)->pid :
-		       0;
+	return jt_jitfiles_owner(jit, pid);
 }
 
 static int on_bpf_event(void *ctx, void *data, size_t size)
@@ -335,8 +333,7 @@ static int on_bpf_event(void *ctx, void *data, size_t size)
 		r->bpf_records++;
 	}
 	jt_jitfiles_event(&r->jit, data, size);
-	jt_buildids_event(&r->bids, data, size,
-			  jt_jitfiles_owner(&r->jit, owner_pid(data, size)));
+	jt_buildids_event(&r->bids, data, size);
 	return 0;
 }
 
@@ -847,6 +844,8 @@ static int open_output(struct recorder *r)
 		err = jt_jitfiles_init(&r->jit, &r->w, r->o.all, &r->o.budget);
 	r->bids.w = &r->w;
 	r->jit.opener = r->bids.opener = &r->opener;
+	r->bids.owner = jit_owner;
+	r->bids.owner_ctx = &r->jit;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,
 			strerror(-err));
@@ -965,6 +964,8 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	err = jt_jitfiles_init(&r.jit, &r.w, true, &r.o.budget);
 	r.bids.w = &r.w;
 	r.jit.opener = r.bids.opener = &r.opener;
+	r.bids.owner = jit_owner;
+	r.bids.owner_ctx = &r.jit;
 	if (!err)
 		err = setup(&r, 2, meta_argv);
 	if (!err)
