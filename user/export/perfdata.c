@@ -19,6 +19,7 @@
 
 #define PERF_MAGIC2 0x32454c4946524550ULL /* "PERFILE2" */
 #define HEADER_BUILD_ID 2
+#define HEADER_NRCPUS 7
 #define HEADER_CMDLINE 11
 #define HEADER_EVENT_DESC 12
 #define EVENT_ID 1 /* the one event's id, in the attr's table and its desc */
@@ -75,8 +76,9 @@ struct jt_perfdata {
 	char *path;
 	char jitdir[PATH_MAX];
 	int jitdir_fd;
-	bool created; /* path is ours to remove */
-	bool done;    /* closed whole: what was written stays */
+	bool created;  /* path is ours to remove */
+	uint32_t cpus; /* one past the highest CPU a sample ran on */
+	bool done;     /* closed whole: what was written stays */
 	const struct jt_stream *s;
 	uint32_t pid;
 	bool callchain;
@@ -456,6 +458,8 @@ static void sample(struct jt_perfdata *w, const struct jt_item *it,
 		early_jit(w, &smp, y);
 	b = (typeof(b)){ smp.ip,  smp.pid, smp.tid,   smp.time,
 			 smp.cpu, 0,	   smp.period };
+	if (smp.cpu >= w->cpus)
+		w->cpus = smp.cpu + 1;
 	if (w->callchain)
 		nr = smp.nr_chain;
 	h.size = sizeof(h) + sizeof(b) +
@@ -706,6 +710,17 @@ static void put_string(struct jt_perfdata *w, const char *s)
 	put(w, zeros, len - strlen(s));
 }
 
+/*
+ * HEADER_NRCPUS: hotspot sizes its per-CPU tables by it, and crashed now
+ * and then without (a sample on CPU 1 of none). The CPUs samples name.
+ */
+static void nrcpus(struct jt_perfdata *w)
+{
+	uint32_t n[2] = { w->cpus ? w->cpus : 1, w->cpus ? w->cpus : 1 };
+
+	put(w, n, sizeof(n));
+}
+
 /* HEADER_CMDLINE: the recorded command, as perf report prints it. */
 static void cmdline(struct jt_perfdata *w)
 {
@@ -742,17 +757,18 @@ static void features(struct jt_perfdata *w, struct file_header *fh,
 		     struct file_attr *fa, uint64_t data_end)
 {
 	uint64_t id = EVENT_ID;
-	static void (*const write[])(
-		struct jt_perfdata *) = { build_ids, cmdline, event_desc };
-	static const int bits[] = { HEADER_BUILD_ID, HEADER_CMDLINE,
-				    HEADER_EVENT_DESC };
-	struct file_section table[3] = {};
+	static void (*const write[])(struct jt_perfdata *) = { build_ids,
+							       nrcpus, cmdline,
+							       event_desc };
+	static const int bits[] = { HEADER_BUILD_ID, HEADER_NRCPUS,
+				    HEADER_CMDLINE, HEADER_EVENT_DESC };
+	struct file_section table[4] = {};
 	uint64_t at = data_end + sizeof(table);
 	size_t i;
 
 	w->data_bytes = 0;
 	put(w, table, sizeof(table));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		fh->features[0] |= 1ULL << bits[i];
 		table[i].offset = at;
 		write[i](w);
