@@ -135,11 +135,9 @@ static void finding_end(struct jt_json *j)
 
 /*
  * The file v maps, opened through map_files: the very file mapped, even
- * if the path now names another. NULL when it is no ELF file.
- */
-/*
- * The mapped file's symbols, parsed once per file (dev and inode), not
- * once per mapping: a library mapped 500 times is one parse.
+ * if the path now names another. NULL when it is no ELF file. Parsed once
+ * per file (dev and inode), not per mapping: a library mapped 500 times
+ * is one parse.
  */
 static const struct jt_elffile *mapped_elf(struct live *l, const struct vma *v)
 {
@@ -261,32 +259,26 @@ static void cow(struct live *l)
 		close(fd);
 }
 
-/* The user a process runs as: /proc/PID is its euid's. */
-static int proc_owned(pid_t pid, int fd)
-{
-	char path[32];
-	struct stat proc;
-
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (stat(path, &proc))
-		return -errno;
-	return jt_proc_file_owned(fd, proc.st_uid);
-}
+/* Who the process is: its user, and its pid in its own namespace. */
+struct whose {
+	uid_t euid; /* -1: not known, and so no file is its */
+	uint32_t nspid;
+};
 
 /*
  * The perf-map in the /tmp the process sees (a container's, or the host's
  * for an agent with a private /tmp), vetted as the recorder vets it.
  */
-static FILE *open_perfmap(pid_t pid, uint32_t nspid)
+static FILE *open_perfmap(pid_t pid, const struct whose *w)
 {
 	char path[48];
 	int fd, err;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", nspid);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", w->nspid);
 	fd = jt_proc_open_in_root(pid, path);
 	if (fd == -ENOENT)
 		return NULL;
-	err = fd < 0 ? fd : proc_owned(pid, fd);
+	err = fd < 0 ? fd : jt_proc_file_owned(fd, w->euid);
 	if (err) {
 		fprintf(stderr, "jittrace: not reading %s of pid %d: %s\n",
 			path, pid, strerror(-err));
@@ -337,7 +329,8 @@ static void collect(void *ctx, const struct jt_jit_event *ev)
  * The jitdump the process announced with its marker mapping: opened
  * through map_files, so it is the file that is mapped, and vetted.
  */
-static void read_jitdump(struct live *l, uint32_t nspid, struct entries *es)
+static void read_jitdump(struct live *l, const struct whose *w,
+			 struct entries *es)
 {
 	char want[32], *buf;
 	struct jt_jitdump d;
@@ -345,7 +338,7 @@ static void read_jitdump(struct live *l, uint32_t nspid, struct entries *es)
 	ssize_t n;
 	int fd;
 
-	wl = snprintf(want, sizeof(want), "/jit-%u.dump", nspid);
+	wl = snprintf(want, sizeof(want), "/jit-%u.dump", w->nspid);
 	for (i = 0; i < l->nv; i++) {
 		size_t len = strlen(l->v[i].path);
 
@@ -358,7 +351,7 @@ static void read_jitdump(struct live *l, uint32_t nspid, struct entries *es)
 	if (fd < 0)
 		return;
 	/* Requests run at once on the agent's threads: a buffer each. */
-	buf = proc_owned(l->pid, fd) ? NULL : malloc(CHUNK);
+	buf = jt_proc_file_owned(fd, w->euid) ? NULL : malloc(CHUNK);
 	if (buf) {
 		jt_jitdump_init(&d);
 		while ((n = read(fd, buf, CHUNK)) > 0 &&
@@ -373,15 +366,20 @@ static void read_jitdump(struct live *l, uint32_t nspid, struct entries *es)
 /* JIT entries (jitdump, then perf-map) over older ones; code nowhere. */
 static void perfmap(struct live *l)
 {
-	uint32_t nspid = jt_proc_nspid(l->pid) ?: (uint32_t)l->pid;
-	FILE *f = open_perfmap(l->pid, nspid);
+	struct whose w = { (uid_t)-1, (uint32_t)l->pid };
 	struct entries es = {};
+	uint32_t nspid = 0;
+	FILE *f;
 	struct pm_entry *e;
 	size_t n, i, k;
 	char line[512], text[640];
 	struct jt_json *j;
 
-	read_jitdump(l, nspid, &es);
+	/* One read of /proc/PID/status, as the recorder judges files. */
+	if (!jt_proc_status(l->pid, &w.euid, &nspid) && nspid)
+		w.nspid = nspid;
+	f = open_perfmap(l->pid, &w);
+	read_jitdump(l, &w, &es);
 	while (f && fgets(line, sizeof(line), f)) {
 		struct pm_entry p = {};
 
