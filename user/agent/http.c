@@ -380,23 +380,27 @@ static enum MHD_Result unauthorised(struct jt_agent *a,
 static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 			     const char *url)
 {
-	struct caller me;
+	bool shows =
+		!strcmp(url, "/debug/pprof/profile") || !strcmp(url, "/audit");
+	struct caller me = { true, (uid_t)-1 };
 
 	/* A probe needs no token: it learns only that we capture. */
 	if (!strcmp(url, "/healthz"))
 		return healthz(a, c);
-	me = caller_of(a, c);
+	/* Who calls matters where it decides what is shown, or a token is
+	 * wanted everywhere; a read of /proc/net/tcp only then. */
+	if (a->auth_token || shows)
+		me = caller_of(a, c);
 	if (a->auth_token && !me.all)
 		return unauthorised(a, c);
 	if (!strcmp(url, "/metrics"))
 		return metrics(a, c);
-	if (!me.all && me.uid == (uid_t)-1 &&
-	    (!strcmp(url, "/debug/pprof/profile") || !strcmp(url, "/audit")))
+	if (shows && !me.all && me.uid == (uid_t)-1)
 		return send_text(a, c, MHD_HTTP_FORBIDDEN,
 				 "processes are shown to callers on this "
 				 "machine, or with the agent's token "
 				 "(--auth-token-file)\n");
-	if (!strcmp(url, "/debug/pprof/profile") || !strcmp(url, "/audit"))
+	if (shows)
 		return one_of_theirs(a, c, me, url);
 	if (!strcmp(url, "/") || !strcmp(url, "/debug/pprof/"))
 		return send_text(a, c, MHD_HTTP_OK, index_text);

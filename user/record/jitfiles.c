@@ -209,10 +209,10 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
 	return NULL;
 }
 
-/* The user the process runs as: the only one whose file we believe. */
 /*
- * A regular file owned by the process's user (root's for a root process
- * only), checked on the open descriptor, so nothing can be swapped in.
+ * A regular file owned by the user the process runs as (root's for a root
+ * process only), the only one whose file we believe; checked on the open
+ * descriptor, so nothing can be swapped in.
  */
 static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 {
