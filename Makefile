@@ -12,7 +12,7 @@ OUT := build
 CFLAGS ?= -O2 -g
 JT_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-JT_LDLIBS := -lbpf -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
+JT_LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
@@ -32,7 +32,8 @@ BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c bpf/cow.bpf.c \
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h \
 	 $(OUT)/exec_snap.skel.h
-LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c)
+LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c) \
+	    $(wildcard user/unwind/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) \
 	    $(wildcard user/views/*.c) $(wildcard user/live/*.c) \
 	    $(wildcard user/agent/*.c)
@@ -94,6 +95,11 @@ $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -shared -fPIC -o $@ $<
 
+# A known call chain with no frame pointers, as Debian builds C.
+$(OUT)/workloads/nofp: tests/workloads/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -Wall -o $@ $<
+
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -o $@ $< -lpthread -ldl
@@ -147,7 +153,7 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -std=gnu11 \
-		-D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -o $@ $^ -lelf -lz \
+		-D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -o $@ $^ -ldw -lelf -lz \
 		-lprotobuf-c
 
 fuzz: $(FUZZ_BINS)

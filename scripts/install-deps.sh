@@ -3,7 +3,7 @@
 # Idempotent and silent when everything is already there.
 set -e
 pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
-pkg-config make gcc jq linux-perf libclang-rt-14-dev \
+pkg-config make gcc jq linux-perf libclang-rt-14-dev libdw-dev \
 protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go \
 	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick"

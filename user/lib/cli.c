@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -15,6 +16,32 @@ int jt_usage_error(const char *use, const char *msg)
 		fprintf(stderr, "jittrace: %s\n", msg);
 	fputs(use, stderr);
 	return 2;
+}
+
+int jt_parse_call_graph(const char *s, uint8_t *mode, uint32_t *size,
+			const char **why)
+{
+	uint64_t v;
+
+	*why = "--call-graph wants fp, dwarf or dwarf,SIZE";
+	if (!strcmp(s, "fp")) {
+		*mode = JT_CG_FP;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -1;
+	*mode = JT_CG_DWARF;
+	*size = JT_CG_STACK_DEFAULT;
+	if (!s[5])
+		return 0;
+	/* The kernel takes multiples of 8 that fit a record (perf's cap). */
+	*why = "--call-graph dwarf,SIZE wants 8 to 65528 bytes";
+	if (jt_parse_size(s + 6, &v) || v > JT_CG_STACK_MAX || v < 8)
+		return -1;
+	*size = (v + 7) & ~7ULL;
+	if (*size > JT_CG_STACK_MAX)
+		*size = JT_CG_STACK_MAX;
+	return 0;
 }
 
 int jt_parse_size(const char *s, uint64_t *v)

@@ -29,7 +29,27 @@ enum jt_rec_type {
 	JT_REC_ROUND = 10,   /* struct jt_round_rec: every ring drained */
 	JT_REC_JITCAP = 11,  /* struct jt_jitcap_rec: a JIT file hit the cap */
 	JT_REC_PROCCAP = 12, /* struct jt_proccap_rec: a process's cut */
+	JT_REC_CFI = 13,     /* struct jt_cfi_rec + a piece of a section */
 };
+
+/*
+ * A piece of a CFI section (.eh_frame, .eh_frame_hdr, .debug_frame) of
+ * the object with this build-id, so that a recording unwinds where the
+ * files are not. Sections larger than a record come in pieces.
+ */
+struct jt_cfi_rec {
+	uint8_t build_id[20];
+	uint8_t build_id_len;
+	uint8_t kind; /* enum jt_cfi_kind (unwind/cfi.h) */
+	uint16_t pad;
+	uint32_t pad2;
+	uint64_t addr;	 /* of the section in the object */
+	uint64_t total;	 /* the section's length */
+	uint64_t offset; /* of this piece in it */
+			 /* the piece's bytes follow */
+};
+#define JT_CFI_PIECE (768u << 10)
+#define JT_CFI_SECTION_MAX (256u << 20)
 
 /* Every event stamped before time is in the file ahead of this record. */
 struct jt_round_rec {

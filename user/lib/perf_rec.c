@@ -67,7 +67,72 @@ int jt_perf_sample(const void *rec, size_t len, uint64_t st,
 		s->chain = (const uint64_t *)c.p;
 		c.p += s->nr_chain * 8;
 	}
+	s->rest = c.p;
+	s->rest_len = c.end - c.p;
 	return c.err;
+}
+
+int jt_perf_sample_user(const struct jt_sample *s, uint64_t st,
+			uint64_t regs_mask, struct jt_sample_user *u)
+{
+	struct cursor c = { s->rest, s->rest + s->rest_len, 0 };
+	uint64_t size;
+	int i, n = 0;
+
+	memset(u, 0, sizeof(*u));
+	if (st &
+	    (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_READ))
+		return -EINVAL; /* never recorded with a stack: not parsed */
+	if (st & PERF_SAMPLE_REGS_USER) {
+		u->abi = take(&c);
+		if (u->abi) {
+			u->mask = regs_mask;
+			for (i = 0; i < 64; i++)
+				if (regs_mask & (1ULL << i))
+					u->regs[i] = take(&c), n++;
+		}
+	}
+	if ((st & PERF_SAMPLE_STACK_USER) && !c.err) {
+		size = take(&c);
+		if (size) {
+			if (size > (size_t)(c.end - c.p) ||
+			    (size_t)(c.end - c.p) - size < 8)
+				return -EINVAL;
+			u->stack = c.p;
+			c.p += size;
+			u->stack_len = take(&c);
+			if (u->stack_len > size)
+				u->stack_len = size;
+		}
+	}
+	return c.err;
+}
+
+size_t jt_perf_sample_trim(void *rec, size_t len, uint64_t st,
+			   uint64_t regs_mask)
+{
+	struct perf_event_header *h = rec;
+	struct jt_sample s;
+	struct jt_sample_user u;
+	unsigned char *size_at, *end;
+	uint64_t keep, dyn, size;
+
+	if (!(st & PERF_SAMPLE_STACK_USER) ||
+	    jt_perf_sample(rec, len, st, &s) ||
+	    jt_perf_sample_user(&s, st, regs_mask, &u) || !u.stack)
+		return len;
+	keep = (u.stack_len + 7) & ~7ULL;
+	size_at = (unsigned char *)u.stack - 8;
+	end = (unsigned char *)u.stack + keep;
+	memcpy(&size, size_at, 8);
+	if (keep == size)
+		return len;
+	dyn = u.stack_len;
+	memcpy(size_at, &keep, 8);
+	memcpy(end, &dyn, 8);
+	/* Nothing follows STACK_USER in what jittrace records. */
+	h->size = end + 8 - (unsigned char *)rec;
+	return h->size;
 }
 
 static size_t id_size(uint64_t st)

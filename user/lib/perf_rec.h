@@ -19,6 +19,17 @@ struct jt_sample {
 	uint64_t period;
 	uint64_t nr_chain;
 	const uint64_t *chain;
+	const unsigned char *rest; /* what follows the chain */
+	size_t rest_len;
+};
+
+/* A sample's user registers and stack copy (perf's dwarf call graph). */
+struct jt_sample_user {
+	uint64_t abi; /* PERF_SAMPLE_REGS_ABI_*; 0: no registers */
+	uint64_t regs[64];
+	uint64_t mask; /* which perf registers regs[] holds, by number */
+	const unsigned char *stack;
+	uint64_t stack_len; /* the bytes the kernel could copy */
 };
 
 /* The pid/tid/time/cpu every record carries (sample_id_all). */
@@ -45,6 +56,15 @@ struct jt_mmap2 {
 
 int jt_perf_sample(const void *rec, size_t len, uint64_t sample_type,
 		   struct jt_sample *s);
+/* Its REGS_USER and STACK_USER, given the attr's sample_regs_user. */
+int jt_perf_sample_user(const struct jt_sample *s, uint64_t sample_type,
+			uint64_t regs_mask, struct jt_sample_user *u);
+/*
+ * Cut a sample's stack copy to the bytes the kernel filled (dyn_size),
+ * in place: the record's new length. perf keeps the requested size.
+ */
+size_t jt_perf_sample_trim(void *rec, size_t len, uint64_t sample_type,
+			   uint64_t regs_mask);
 int jt_perf_sample_id(const void *rec, size_t len, uint64_t sample_type,
 		      struct jt_sample_id *id);
 int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m);

@@ -2,17 +2,26 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "lib/reserve.h"
-#include "model/elfsyms.h"
 
+#define JT_DEBUG_DIR "/usr/lib/debug"
+#include "model/elfsyms.h"
+#include "unwind/cfi.h"
+
+/* By start; at one address, versioned aliases (name@VER) first, so the
+ * lookup, which takes the last start at or below, finds the plain name. */
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct jt_elfsym *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return !strchr(x->name, '@') - !strchr(y->name, '@');
 }
 
 struct symvec {
@@ -120,6 +129,50 @@ size_t jt_elf_build_id(int fd, unsigned char id[20])
 	return len;
 }
 
+/*
+ * A stripped file's full symbol table, from its detached debug file
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug, as perf and gdb look it up):
+ * static functions such as __libc_start_call_main. Only a root-owned
+ * file that no one else may write is read.
+ */
+static bool debug_symbols(struct jt_elffile *f, struct jt_strtab *strs)
+{
+	char path[128];
+	struct stat st;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool done = false;
+	size_t i, n;
+	Elf *e;
+	int fd;
+
+	if (f->build_id_len < 2)
+		return false;
+	n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", JT_DEBUG_DIR,
+		     f->build_id[0]);
+	for (i = 1; i < f->build_id_len; i++)
+		n += snprintf(path + n, sizeof(path) - n, "%02x",
+			      f->build_id[i]);
+	snprintf(path + n, sizeof(path) - n, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || st.st_uid || (st.st_mode & 022) ||
+	    !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !done && (scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			read_symtab(f, e, scn, &sh, strs);
+			done = f->nsyms > 0;
+		}
+	elf_end(e);
+	close(fd);
+	return done;
+}
+
 /* .symtab when the file has one (not stripped), else .dynsym. */
 static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 {
@@ -141,7 +194,7 @@ static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 	}
 	if (tab)
 		read_symtab(f, e, tab, &tsh, strs);
-	else if (dyn)
+	else if (!debug_symbols(f, strs) && dyn)
 		read_symtab(f, e, dyn, &dsh, strs);
 }
 
@@ -231,21 +284,42 @@ struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key, int fd)
 	return f;
 }
 
+int jt_elf_off_vaddr(const struct jt_elffile *f, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		const struct jt_elfseg *s = &f->segs[i];
+
+		if (off >= s->offset && off < s->offset + s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int jt_elf_vaddr_off(const struct jt_elffile *f, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		const struct jt_elfseg *s = &f->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr < s->vaddr + s->filesz) {
+			*off = vaddr - s->vaddr + s->offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off)
 {
 	uint64_t addr = 0;
 	size_t i, lo = 0, hi;
-	int found = 0;
 
-	for (i = 0; i < f->nsegs && !found; i++) {
-		const struct jt_elfseg *s = &f->segs[i];
-
-		if (off >= s->offset && off < s->offset + s->filesz) {
-			addr = off - s->offset + s->vaddr;
-			found = 1;
-		}
-	}
-	if (!found)
+	if (jt_elf_off_vaddr(f, off, &addr))
 		return NULL;
 	hi = f->nsyms;
 	while (lo < hi) {
@@ -315,6 +389,8 @@ void jt_elfcache_free(struct jt_elfcache *c)
 		free(c->files[i]->objs_reach);
 		free(c->files[i]->syms);
 		free(c->files[i]->segs);
+		jt_cfi_free(c->files[i]->cfi);
+		free(c->files[i]->tramp);
 		free(c->files[i]);
 	}
 	free(c->files);

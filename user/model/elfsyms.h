@@ -12,6 +12,9 @@
 #include "lib/hash.h"
 #include "lib/strtab.h"
 
+struct jt_cfi;
+struct jt_tramp;
+
 struct jt_elfsym {
 	uint64_t start; /* ELF virtual address */
 	uint64_t end;
@@ -37,6 +40,11 @@ struct jt_elffile {
 	size_t nsegs;
 	unsigned char build_id[20];
 	size_t build_id_len;
+	/* The unwinder's, loaded when a frame first needs them. */
+	struct jt_cfi *cfi;
+	struct jt_tramp *tramp; /* CPython's trampoline template, if any */
+	int8_t cfi_state;	/* 0: not tried, 1: loaded, -1: none */
+	int8_t tramp_state;
 };
 
 struct jt_elfcache {
@@ -56,6 +64,10 @@ struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key,
 				 int fd);
 /* The GNU build-id of the ELF file open at fd; its length, or 0. */
 size_t jt_elf_build_id(int fd, unsigned char id[20]);
+/* The ELF address of file offset off in a loaded segment; 0, or -1. */
+int jt_elf_off_vaddr(const struct jt_elffile *f, uint64_t off, uint64_t *vaddr);
+/* The file offset of ELF address vaddr; 0, or -1. */
+int jt_elf_vaddr_off(const struct jt_elffile *f, uint64_t vaddr, uint64_t *off);
 /* The function holding file offset off, or NULL. */
 const char *jt_elf_symbol(const struct jt_elffile *f, uint64_t off);
 /*

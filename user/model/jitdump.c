@@ -14,6 +14,8 @@
 /* No runtime writes a record this big; a larger size is corruption. */
 #define JITDUMP_RECORD_MAX (256u << 20)
 #define PERFMAP_LINE_MAX 65536
+/* One function's CFI; anything bigger is not what a JIT writes. */
+#define JITDUMP_UNWIND_MAX (1u << 20)
 
 enum {
 	JIT_CODE_LOAD,
@@ -68,6 +70,7 @@ void jt_jitdump_init(struct jt_jitdump *d)
 void jt_jitdump_free(struct jt_jitdump *d)
 {
 	free(d->buf);
+	free(d->unwind);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -174,6 +177,36 @@ static bool parse_move(const struct jt_jitdump *d, const unsigned char *r,
 	return ev->size && ev->addr + ev->size > ev->addr;
 }
 
+/*
+ * JIT_CODE_UNWINDING_INFO: u64 unwinding_size, eh_frame_hdr_size,
+ * mapped_size, then unwinding_size bytes (.eh_frame, then its header).
+ * It applies to the next CODE_LOAD, as in perf's jitdump.c.
+ */
+static bool keep_unwind(struct jt_jitdump *d, const unsigned char *r,
+			uint32_t size)
+{
+	uint64_t len, hdr;
+	unsigned char *b;
+
+	if (d->unwind_len)
+		d->stats.unwind_unused++;
+	d->unwind_len = 0;
+	if (size < 16 + 24)
+		return false;
+	len = u64(d, r + 16);
+	hdr = u64(d, r + 24);
+	if (!len || len > size - 40 || hdr > len || len > JITDUMP_UNWIND_MAX)
+		return false;
+	b = realloc(d->unwind, len);
+	if (!b)
+		return false;
+	memcpy(b, r + 40, len);
+	d->unwind = b;
+	d->unwind_len = len;
+	d->unwind_hdr_len = hdr;
+	return true;
+}
+
 static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 			 uint32_t id, uint32_t size, jt_jit_fn fn, void *ctx)
 {
@@ -194,9 +227,14 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 	case JIT_CODE_CLOSE:
 		ev.op = JT_JIT_CLOSE;
 		break;
-	case JIT_CODE_DEBUG_INFO:
 	case JIT_CODE_UNWINDING_INFO:
-		/* Line tables and unwind info are not used for naming. */
+		if (keep_unwind(d, r, size))
+			d->stats.records++;
+		else
+			d->stats.skipped++;
+		return;
+	case JIT_CODE_DEBUG_INFO:
+		/* Line tables are not used for naming. */
 		d->stats.records++;
 		return;
 	default:
@@ -209,7 +247,14 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 		return;
 	}
 	d->stats.records++;
+	if (ev.op == JT_JIT_LOAD && d->unwind_len) {
+		ev.unwind = d->unwind;
+		ev.unwind_len = d->unwind_len;
+		ev.unwind_hdr_len = d->unwind_hdr_len;
+	}
 	fn(ctx, &ev);
+	if (ev.op == JT_JIT_LOAD)
+		d->unwind_len = 0;
 }
 
 int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,

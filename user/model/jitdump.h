@@ -32,15 +32,24 @@ struct jt_jit_event {
 	uint64_t code_index;
 	const char *name; /* LOAD only; not NUL-terminated */
 	size_t name_len;
+	/*
+	 * LOAD: the UNWINDING_INFO record that came just before it, whose
+	 * .eh_frame (then .eh_frame_hdr) follows the code, 8-byte aligned,
+	 * as perf's genelf places them.
+	 */
+	const unsigned char *unwind;
+	uint32_t unwind_len;
+	uint32_t unwind_hdr_len;
 	uint64_t file_end; /* perf-map: file offset just past the line */
 };
 
 typedef void (*jt_jit_fn)(void *ctx, const struct jt_jit_event *ev);
 
 struct jt_jit_stats {
-	uint64_t records; /* well-formed records of any type */
-	uint64_t skipped; /* malformed records passed over */
-	uint64_t lines;	  /* perf-map lines read */
+	uint64_t records;	/* well-formed records of any type */
+	uint64_t skipped;	/* malformed records passed over */
+	uint64_t lines;		/* perf-map lines read */
+	uint64_t unwind_unused; /* unwinding info no code load followed */
 };
 
 struct jt_jitdump {
@@ -53,6 +62,9 @@ struct jt_jitdump {
 	bool failed;	/* stopped for good; err says why */
 	uint32_t pid;
 	struct jt_jit_stats stats;
+	unsigned char *unwind; /* pending UNWINDING_INFO, for the next LOAD */
+	uint32_t unwind_len;
+	uint32_t unwind_hdr_len;
 	char err[128];
 };
 

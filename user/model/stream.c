@@ -56,10 +56,11 @@ struct jt_parked {
 /* Writes older than this when a new one comes were made to no line. */
 #define STALE_WRITE_NS (10 * 1000000000ULL)
 
-static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
-				uint64_t time, const void *data, uint32_t len)
+static struct jt_item *new_item2(struct jt_stream *s, uint16_t kind,
+				 uint64_t time, const void *data, uint32_t len,
+				 const void *more, uint32_t more_len)
 {
-	struct jt_item *it = malloc(sizeof(*it) + len);
+	struct jt_item *it = malloc(sizeof(*it) + len + more_len);
 
 	if (!it) {
 		s->err = -ENOMEM;
@@ -68,10 +69,18 @@ static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
 	*it = (struct jt_item){ .time = time,
 				.seq = ++s->seq,
 				.data = it + 1,
-				.len = len,
+				.len = len + more_len,
 				.kind = kind };
 	memcpy(it + 1, data, len);
+	if (more_len)
+		memcpy((char *)(it + 1) + len, more, more_len);
 	return it;
+}
+
+static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
+				uint64_t time, const void *data, uint32_t len)
+{
+	return new_item2(s, kind, time, data, len, NULL, 0);
 }
 
 void jt_stream_put(struct jt_stream *s, struct jt_item *it)
@@ -124,6 +133,9 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	if (jt_stream_meta(s, "perf.sample_type"))
 		s->sample_type = strtoull(jt_stream_meta(s, "perf.sample_type"),
 					  NULL, 0);
+	if (jt_stream_meta(s, "perf.sample_regs_user"))
+		s->regs_user = strtoull(
+			jt_stream_meta(s, "perf.sample_regs_user"), NULL, 0);
 	if (jt_stream_meta(s, "tsc.mult")) {
 		s->tsc.zero =
 			strtoull(jt_stream_meta(s, "tsc.zero") ?: "0", NULL, 0);
@@ -544,6 +556,8 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 		.name = ev->name_len ?
 				jt_intern(&s->strs, ev->name, ev->name_len) :
 				NULL,
+		.unwind_len = ev->unwind_len,
+		.unwind_hdr_len = ev->unwind_hdr_len,
 	};
 
 	/*
@@ -552,7 +566,8 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	 */
 	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
 		j.time = f->src->found_ns;
-	push(s, new_item(s, JT_IT_JIT, j.time, &j, sizeof(j)));
+	push(s, new_item2(s, JT_IT_JIT, j.time, &j, sizeof(j), ev->unwind,
+			  ev->unwind_len));
 }
 
 static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
@@ -672,6 +687,12 @@ const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
 			    buildid_eq, &k);
 }
 
+struct jt_cfi *jt_stream_cfi(struct jt_stream *s, const unsigned char *id,
+			     size_t id_len)
+{
+	return jt_cfistore_get(&s->cfis, id, id_len);
+}
+
 static void add_jitcap(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_jitcap_rec *c = r->data;
@@ -749,6 +770,9 @@ static void take(struct jt_stream *s, const struct jt_rec *r)
 		break;
 	case JT_REC_BUILDID:
 		add_buildid(s, r);
+		break;
+	case JT_REC_CFI:
+		jt_cfistore_add(&s->cfis, r->data, r->len);
 		break;
 	case JT_REC_LOST:
 		if (r->len >= sizeof(s->lost))
@@ -916,6 +940,7 @@ void jt_stream_free(struct jt_stream *s)
 	free(s->parked);
 	jt_hash_for_each(&s->buildids, i) free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);
+	jt_cfistore_free(&s->cfis);
 	jt_ordered_free(&s->ord);
 	free(s->kallsyms);
 	jt_strtab_free(&s->strs);

@@ -13,6 +13,7 @@
 #include "lib/jt_file.h"
 #include "lib/strtab.h"
 #include "model/jitdump.h"
+#include "model/cfistore.h"
 #include "model/ordered.h"
 
 enum jt_item_kind {
@@ -41,7 +42,15 @@ struct jt_jit_item {
 	uint64_t size;
 	uint64_t code_index;
 	const char *name; /* interned */
+	/* LOAD: unwind_len bytes of CFI follow the item (jt_jit_unwind) */
+	uint32_t unwind_len;
+	uint32_t unwind_hdr_len;
 };
+
+static inline const unsigned char *jt_jit_unwind(const struct jt_jit_item *j)
+{
+	return j->unwind_len ? (const unsigned char *)(j + 1) : NULL;
+}
 
 struct jt_write_queue;
 struct exited;
@@ -107,6 +116,7 @@ struct jt_stream {
 	size_t nmeta;
 	size_t meta_cap;
 	uint64_t sample_type;
+	uint64_t regs_user;	 /* perf.sample_regs_user: which registers */
 	struct jt_lost_rec lost; /* the last one in the file */
 	struct jt_finish_rec finish;
 	int finished;	    /* a FINISH record was read */
@@ -131,7 +141,8 @@ struct jt_stream {
 	void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;
 	struct jt_hash buildids; /* (dev, ino) -> struct jt_buildid_rec */
-	struct jt_tsc tsc;	 /* valid when tsc.mult */
+	struct jt_cfistore cfis;
+	struct jt_tsc tsc; /* valid when tsc.mult */
 	/*
 	 * A live reader (the agent) never lists JIT files at the end: the
 	 * sources of processes gone past the grace are freed.
@@ -153,6 +164,9 @@ struct jt_stream {
 };
 
 /* The build-id recorded for a file, or NULL. */
+/* The CFI the recording holds for that build-id; the caller frees it. */
+struct jt_cfi *jt_stream_cfi(struct jt_stream *s, const unsigned char *id,
+			     size_t id_len);
 const struct jt_buildid_rec *jt_stream_buildid(const struct jt_stream *s,
 					       uint64_t dev, uint64_t ino);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "lib/reserve.h"
 #include "lib/treap.h"
 #include "model/symbolize.h"
+#include "unwind/cfi.h"
 
 /* A process's addresses where samples wait for a code-load record. */
 struct waiting_proc {
@@ -18,7 +20,7 @@ struct waiting_proc {
 
 struct waiting_addr {
 	struct jt_tnode t;
-	struct jt_named *head;
+	struct jt_wait *head;
 };
 
 static void free_waiting(struct jt_tnode *t)
@@ -236,8 +238,9 @@ static struct waiting_proc *waiting_of(struct jt_syms *y, uint32_t pid,
 	return w;
 }
 
-/* Wait for a code-load record at n's address; false: cannot. */
-static bool wait_for_load(struct jt_syms *y, struct jt_named *n)
+/* Wait for a code-load record at wt's address; false: cannot. */
+static bool wait_for_load(struct jt_syms *y, struct jt_named *n,
+			  struct jt_wait *wt)
 {
 	struct waiting_proc *w = waiting_of(y, n->pid, true);
 	struct jt_tnode *t;
@@ -245,46 +248,69 @@ static bool wait_for_load(struct jt_syms *y, struct jt_named *n)
 
 	if (!w)
 		return false;
-	t = jt_treap_ge(&w->addrs, n->addr);
-	if (t && t->key == n->addr) {
+	t = jt_treap_ge(&w->addrs, wt->addr);
+	if (t && t->key == wt->addr) {
 		a = jt_tnode_entry(t, struct waiting_addr, t);
 	} else {
 		a = calloc(1, sizeof(*a));
 		if (!a)
 			return false;
-		a->t.key = n->addr;
+		a->t.key = wt->addr;
 		jt_treap_insert(&w->addrs, &a->t);
 	}
-	n->next = a->head;
+	wt->next = a->head;
 	if (a->head)
-		a->head->prev = n;
-	a->head = n;
-	n->slot = a;
+		a->head->prev = wt;
+	a->head = wt;
+	wt->slot = a;
+	n->npending++;
 	n->pending = true;
 	y->npending++;
 	return true;
 }
 
+/* Resolve one frame: return addresses by their call (ip - 1). */
+static void resolve_frame(struct jt_syms *y, struct jt_model *m, uint32_t pid,
+			  uint64_t ip, bool kernel, bool leaf,
+			  struct jt_symres *r)
+{
+	jt_syms_resolve(y, m, pid, leaf || !ip ? ip : ip - 1, kernel, r);
+	r->ip = ip;
+	r->call = !leaf && ip;
+}
+
 static int add_frames(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_sample *smp, struct jt_symres *r)
 {
-	bool kernel = jt_perf_kernel_ip(smp->misc);
-	uint64_t i;
+	struct jt_uw_frame uf[JT_CHAIN_MAX];
+	bool kernel = jt_perf_kernel_ip(smp->misc), first_user = true;
+	enum jt_uw_end end = JT_UW_END_NOREGS;
+	int nu = 0, i;
+	uint64_t k;
 
-	r->frames =
-		calloc(smp->nr_chain ? smp->nr_chain : 1, sizeof(*r->frames));
+	if (y->s->sample_type & PERF_SAMPLE_REGS_USER) {
+		nu = jt_chain_unwind(y, m, smp, uf, JT_CHAIN_MAX, &end);
+		r->chain_end = end + 1;
+	}
+	r->frames = calloc(smp->nr_chain + nu + 1, sizeof(*r->frames));
 	if (!r->frames)
 		return -ENOMEM;
-	for (i = 0; i < smp->nr_chain; i++) {
-		uint64_t ip = smp->chain[i];
+	for (k = 0; k < smp->nr_chain; k++) {
+		uint64_t ip = smp->chain[k];
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		jt_syms_resolve(y, m, smp->pid, ip, kernel,
-				&r->frames[r->nframes++]);
+		resolve_frame(y, m, smp->pid, ip, kernel,
+			      kernel ? k == 1 : first_user,
+			      &r->frames[r->nframes++]);
+		if (!kernel)
+			first_user = false;
 	}
+	for (i = 0; i < nu; i++)
+		resolve_frame(y, m, smp->pid, uf[i].pc, false, i == 0,
+			      &r->frames[r->nframes++]);
 	return 0;
 }
 
@@ -303,13 +329,36 @@ static bool may_be_jit(const struct jt_proc *p, const struct jt_region *g)
 	return p && (p->jitdump.t.root || p->perfmap.t.root);
 }
 
+/* Wait for a late code record where r is executable code no one named. */
+static void maybe_wait(struct jt_syms *y, struct jt_model *m,
+		       struct jt_named *n, struct jt_symres *r, uint64_t addr)
+{
+	const struct jt_region *g;
+	struct jt_wait *wt;
+
+	if (r->sym || r->kernel || r->source == JT_SRC_ELF)
+		return;
+	g = jt_model_lookup(m, n->pid, addr);
+	if (!g || !(g->prot & PROT_EXEC) ||
+	    !may_be_jit(jt_model_find(m, n->pid), g))
+		return;
+	wt = &n->waits[n->nwaits++];
+	*wt = (struct jt_wait){ .n = n,
+				.r = r,
+				.addr = addr,
+				.region_start = g->start,
+				.region_born = g->born_ns };
+	if (!wait_for_load(y, n, wt))
+		y->st.retro_expired++; /* no memory to wait */
+}
+
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it)
 {
 	const struct perf_event_header *h = it->data;
 	struct jt_named *n;
 	struct jt_sample smp;
-	const struct jt_region *g;
+	uint32_t i;
 
 	if (it->kind != JT_IT_PERF || h->type != PERF_RECORD_SAMPLE ||
 	    jt_perf_sample(it->data, it->len, y->s->sample_type, &smp))
@@ -319,46 +368,46 @@ struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 		y->err = -ENOMEM;
 		return NULL;
 	}
+	n->pid = smp.pid;
+	n->it = it;
 	jt_syms_resolve(y, m, smp.pid, smp.ip, jt_perf_kernel_ip(smp.misc),
 			&n->res);
 	n->res.is_sample = 1;
 	y->st.samples++;
-	if (smp.nr_chain && !y->err)
+	if ((smp.nr_chain || (y->s->sample_type & PERF_SAMPLE_REGS_USER)) &&
+	    !y->err)
 		y->err = add_frames(y, m, &smp, &n->res);
-	if (n->res.sym || n->res.kernel)
+	n->waits = calloc(n->res.nframes + 1, sizeof(*n->waits));
+	if (!n->waits) {
+		y->err = -ENOMEM;
 		return n;
-	g = jt_model_lookup(m, smp.pid, smp.ip);
-	if (!g || !(g->prot & PROT_EXEC) || n->res.source == JT_SRC_ELF ||
-	    !may_be_jit(jt_model_find(m, smp.pid), g))
-		return n;
-	n->addr = smp.ip;
-	n->time = smp.time;
-	n->pid = smp.pid;
-	n->region_start = g->start;
-	n->region_born = g->born_ns;
-	if (!wait_for_load(y, n))
-		y->st.retro_expired++; /* no memory to wait */
+	}
+	maybe_wait(y, m, n, &n->res, smp.ip);
+	for (i = 0; i < n->res.nframes; i++) {
+		struct jt_symres *f = &n->res.frames[i];
+
+		maybe_wait(y, m, n, f, f->call ? f->ip - 1 : f->ip);
+	}
 	return n;
 }
 
-static void unwait(struct jt_syms *y, struct jt_named *n)
+static void unlink_wait(struct jt_syms *y, struct jt_wait *wt)
 {
-	struct waiting_addr *a = n->slot;
+	struct waiting_addr *a = wt->slot;
 
-	if (!n->pending)
-		return;
-	if (n->prev)
-		n->prev->next = n->next;
+	if (wt->prev)
+		wt->prev->next = wt->next;
 	else
-		a->head = n->next;
-	if (n->next)
-		n->next->prev = n->prev;
-	n->prev = n->next = NULL;
-	n->pending = false;
-	n->slot = NULL;
+		a->head = wt->next;
+	if (wt->next)
+		wt->next->prev = wt->prev;
+	wt->prev = wt->next = NULL;
+	wt->slot = NULL;
 	y->npending--;
+	if (!--wt->n->npending)
+		wt->n->pending = false;
 	if (!a->head) {
-		struct waiting_proc *w = waiting_of(y, n->pid, false);
+		struct waiting_proc *w = waiting_of(y, wt->n->pid, false);
 
 		jt_treap_remove(&w->addrs, a->t.key);
 	}
@@ -366,45 +415,101 @@ static void unwait(struct jt_syms *y, struct jt_named *n)
 
 void jt_syms_settle(struct jt_syms *y, struct jt_named *n)
 {
-	if (n && n->pending)
-		unwait(y, n);
+	uint32_t i;
+
+	if (!n || !n->pending)
+		return;
+	for (i = 0; i < n->nwaits; i++)
+		if (n->waits[i].slot)
+			unlink_wait(y, &n->waits[i]);
 }
 
 /*
  * A code-load record names the samples that ran at its address before it
  * was written, as long as the region they ran in is still the same one:
  * the first load after a sample is the code that ran, since any earlier
- * one would have named the sample on the spot.
+ * one would have named the sample on the spot. Frames of call chains
+ * wait the same way, by their call sites.
  */
+/* The frame an unfinished unwinding stopped at is now known code. */
+static void queue_redo(struct jt_syms *y, struct jt_named *n,
+		       const struct jt_symres *r)
+{
+	const struct jt_symres *last =
+		n->res.nframes ? &n->res.frames[n->res.nframes - 1] : NULL;
+
+	if (r != last || n->redo || !n->res.chain_end ||
+	    n->res.chain_end - 1 == JT_UW_END_COMPLETE ||
+	    jt_reserve(&y->redo, &y->redo_cap, y->nredo + 1, sizeof(*y->redo)))
+		return;
+	n->redo = true;
+	y->redo[y->nredo++] = n;
+}
+
+/* Unwind n again in m, which now knows the code it stopped in. */
+static void redo_frames(struct jt_syms *y, struct jt_model *m,
+			struct jt_named *n)
+{
+	struct jt_sample smp;
+	uint32_t i;
+
+	jt_syms_settle(y, n);
+	if (jt_perf_sample(n->it->data, n->it->len, y->s->sample_type, &smp))
+		return;
+	free(n->res.frames);
+	n->res.frames = NULL;
+	n->res.nframes = 0;
+	y->chains.st.redone++;
+	y->err = add_frames(y, m, &smp, &n->res);
+	free(n->waits);
+	n->nwaits = 0;
+	n->waits = calloc(n->res.nframes + 1, sizeof(*n->waits));
+	if (!n->waits) {
+		y->err = -ENOMEM;
+		return;
+	}
+	maybe_wait(y, m, n, &n->res, smp.ip);
+	for (i = 0; i < n->res.nframes; i++) {
+		struct jt_symres *f = &n->res.frames[i];
+
+		maybe_wait(y, m, n, f, f->call ? f->ip - 1 : f->ip);
+	}
+}
+
 static void name_late(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_jit_item *j, const struct jt_tnode *t)
 {
 	const struct waiting_addr *a =
 		jt_tnode_entry(t, const struct waiting_addr, t);
-	struct jt_named *n = a->head, *next;
+	struct jt_wait *wt = a->head, *next;
 
-	for (; n; n = next) {
-		const struct jt_region *g = jt_model_lookup(m, n->pid, n->addr);
+	for (; wt; wt = next) {
+		struct jt_named *n = wt->n;
+		const struct jt_region *g =
+			jt_model_lookup(m, n->pid, wt->addr);
+		struct jt_symres *r = wt->r;
 
-		next = n->next;
-		n->pending = false;
-		n->prev = n->next = NULL;
-		n->slot = NULL;
+		next = wt->next;
+		wt->prev = wt->next = NULL;
+		wt->slot = NULL;
 		y->npending--;
-		if (!g || g->start != n->region_start ||
-		    g->born_ns != n->region_born)
+		if (!--n->npending)
+			n->pending = false;
+		if (!g || g->start != wt->region_start ||
+		    g->born_ns != wt->region_born)
 			continue;
-		n->res.sym = j->name;
-		n->res.sym_start = j->addr;
-		n->res.sym_end = j->addr + j->size;
-		n->res.source = j->source;
-		n->res.dso =
-			intern(y,
-			       j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
-							     "perf-%u.map",
-			       j->pid);
-		n->res.retro = 1;
-		y->st.retro++;
+		r->sym = j->name;
+		r->sym_start = j->addr;
+		r->sym_end = j->addr + j->size;
+		r->source = j->source;
+		r->dso = intern(y,
+				j->source == JT_SRC_JITDUMP ? "jit-%u.dump" :
+							      "perf-%u.map",
+				j->pid);
+		r->retro = 1;
+		if (r == &n->res)
+			y->st.retro++;
+		queue_redo(y, n, r);
 	}
 }
 
@@ -428,12 +533,18 @@ void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 	struct jt_tnode *sub;
 	struct late_ctx c = { y, m, j };
 
+	jt_chain_jit(&y->chains, j);
 	if (!y->npending || j->op != JT_JIT_LOAD ||
 	    !(w = waiting_of(y, j->pid, false)))
 		return;
 	sub = jt_treap_take(&w->addrs, j->addr, j->addr + j->size);
 	jt_treap_walk(sub, late_one, &c);
 	jt_treap_drop(&w->addrs, sub);
+	while (y->nredo) {
+		struct jt_named *n = y->redo[--y->nredo];
+
+		redo_frames(y, m, n);
+	}
 }
 
 static void settle_all(const struct jt_tnode *t, void *ctx)
@@ -441,14 +552,15 @@ static void settle_all(const struct jt_tnode *t, void *ctx)
 	struct jt_syms *y = ctx;
 	const struct waiting_addr *a =
 		jt_tnode_entry(t, const struct waiting_addr, t);
-	struct jt_named *n = a->head, *next;
+	struct jt_wait *wt = a->head, *next;
 
-	for (; n; n = next) {
-		next = n->next;
-		n->pending = false;
-		n->prev = n->next = NULL;
-		n->slot = NULL;
+	for (; wt; wt = next) {
+		next = wt->next;
+		wt->prev = wt->next = NULL;
+		wt->slot = NULL;
 		y->npending--;
+		if (!--wt->n->npending)
+			wt->n->pending = false;
 	}
 }
 
@@ -457,6 +569,7 @@ void jt_syms_exited(struct jt_syms *y, uint32_t pid)
 	struct waiting_proc *w =
 		jt_hash_del(&y->waiting, pid_hash(pid), wpid_eq, &pid);
 
+	jt_chain_exited(&y->chains, pid);
 	if (!w)
 		return;
 	jt_treap_walk(w->addrs.root, settle_all, y);
@@ -473,9 +586,38 @@ void jt_syms_count(struct jt_syms *y, const struct jt_named *n)
 
 void jt_named_free(struct jt_named *n)
 {
-	if (n)
+	if (n) {
 		free(n->res.frames);
+		free(n->waits);
+	}
 	free(n);
+}
+
+static int hex_id(const char *s, unsigned char id[20])
+{
+	int n = 0;
+
+	while (n < 20 && isxdigit((unsigned char)s[0]) &&
+	       isxdigit((unsigned char)s[1])) {
+		sscanf(s, "%2hhx", &id[n++]);
+		s += 2;
+	}
+	return *s ? 0 : n;
+}
+
+struct jt_cfi *jt_syms_vdso_cfi(struct jt_syms *y)
+{
+	const char *hex;
+	unsigned char id[20];
+	int n;
+
+	if (!y->vdso_state) {
+		hex = jt_stream_meta(y->s, "vdso.build_id");
+		n = hex ? hex_id(hex, id) : 0;
+		y->vdso_cfi = n ? jt_stream_cfi(y->s, id, n) : NULL;
+		y->vdso_state = y->vdso_cfi ? 1 : -1;
+	}
+	return y->vdso_cfi;
 }
 
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len)
@@ -510,6 +652,9 @@ void jt_syms_free(struct jt_syms *y)
 		free(w);
 	}
 	jt_hash_free(&y->waiting);
+	jt_chains_free(&y->chains);
+	free(y->redo);
+	jt_cfi_free(y->vdso_cfi);
 	jt_elfcache_free(&y->elf);
 	if (y->ksyms_state == 1)
 		jt_kallsyms_free(&y->ksyms);

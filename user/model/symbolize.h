@@ -14,6 +14,7 @@
 #include "lib/hash.h"
 #include "model/elfsyms.h"
 #include "model/kallsyms.h"
+#include "model/callchain.h"
 #include "model/model.h"
 #include "model/stream.h"
 
@@ -34,20 +35,32 @@ struct jt_symres {
 	uint8_t retro;	/* named by a code-load record written after it */
 	uint8_t kernel;
 	uint8_t is_sample;
+	uint8_t chain_end; /* enum jt_uw_end + 1 when unwound; else 0 */
+	uint8_t call;	   /* a return address: named by its call, ip - 1 */
+};
+
+/* A frame (or the leaf) waiting for a late code-load record. */
+struct jt_wait {
+	struct jt_named *n;
+	struct jt_symres *r; /* what it will name */
+	uint64_t addr;	     /* looked up: the ip, or a call site */
+	uint64_t region_start;
+	uint64_t region_born;
+	struct jt_wait *prev; /* others waiting at the same address */
+	struct jt_wait *next;
+	void *slot; /* NULL once it stopped waiting */
 };
 
 /* A named sample; pending while a late code-load record may still come. */
 struct jt_named {
 	struct jt_symres res;
-	uint64_t addr;
-	uint64_t time;
-	uint64_t region_start;
-	uint64_t region_born;
 	uint32_t pid;
 	bool pending;
-	struct jt_named *prev; /* others waiting at the same address */
-	struct jt_named *next;
-	void *slot;
+	uint32_t npending;
+	struct jt_wait *waits;
+	uint32_t nwaits;
+	const struct jt_item *it; /* the sample, held while pending */
+	bool redo;		  /* queued to unwind again */
 };
 
 struct jt_symstats {
@@ -68,6 +81,16 @@ struct jt_syms {
 	struct jt_kallsyms ksyms;
 	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
+	struct jt_chains chains;
+	/*
+	 * Samples whose unwinding stopped in JIT code whose load record (and
+	 * CFI) reached the stream after them: unwound again once it came.
+	 */
+	struct jt_named **redo;
+	size_t nredo;
+	size_t redo_cap;
+	struct jt_cfi *vdso_cfi;
+	int vdso_state;
 	size_t npending;
 	const char **changed; /* files whose build-id is not the recorded one */
 	size_t nchanged;
@@ -103,6 +126,8 @@ void jt_syms_count(struct jt_syms *y, const struct jt_named *n);
 void jt_named_free(struct jt_named *n);
 /* A name for one frame: the symbol, else [dso], else [unknown]. */
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len);
+/* The recording's vdso CFI (the recorder's own vdso: the same kernel). */
+struct jt_cfi *jt_syms_vdso_cfi(struct jt_syms *y);
 void jt_syms_free(struct jt_syms *y);
 
 #endif

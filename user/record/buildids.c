@@ -56,6 +56,7 @@ read_id(struct jt_buildids *b, const struct jt_map_event *ev, const char *path)
 		.dev = ev->dev,
 		.ino = ev->ino,
 		.build_id = true,
+		.cfi = b->cfi,
 	};
 	uint32_t nspid;
 
@@ -93,6 +94,33 @@ void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 	memcpy(r.id, res.id, sizeof(r.id));
 	jt_writer_add(b->w, JT_REC_BUILDID, &r, sizeof(r), path,
 		      strlen(path) + 1);
+	if (res.cfi)
+		jt_buildids_write_cfi(b->w, res.id, res.id_len, res.cfi);
+	jt_cfi_copy_free(res.cfi);
+}
+
+void jt_buildids_write_cfi(struct jt_writer *w, const unsigned char *id,
+			   size_t id_len, const struct jt_cfi_copy *c)
+{
+	struct jt_cfi_rec r = { .build_id_len = id_len };
+	int k;
+
+	memcpy(r.build_id, id, id_len < 20 ? id_len : 20);
+	for (k = 0; k < JT_CFI_NKINDS; k++) {
+		const struct jt_cfi_sect *s = &c->s[k];
+
+		if (s->len > JT_CFI_SECTION_MAX)
+			continue;
+		r.kind = k;
+		r.addr = s->addr;
+		r.total = s->len;
+		for (r.offset = 0; r.offset < s->len; r.offset += JT_CFI_PIECE)
+			jt_writer_add(w, JT_REC_CFI, &r, sizeof(r),
+				      (const char *)s->data + r.offset,
+				      s->len - r.offset < JT_CFI_PIECE ?
+					      s->len - r.offset :
+					      JT_CFI_PIECE);
+	}
 }
 
 void jt_buildids_free(struct jt_buildids *b)

@@ -27,7 +27,12 @@ struct jt_buildids {
 	uid_t (*owner)(void *ctx, pid_t pid);
 	void *owner_ctx;
 	struct jt_hash seen; /* of struct jt_file_id: one record per file */
+	bool cfi;	     /* and its CFI, for --call-graph dwarf */
 };
+
+/* Write the CFI sections in c of the object with build-id id. */
+void jt_buildids_write_cfi(struct jt_writer *w, const unsigned char *id,
+			   size_t id_len, const struct jt_cfi_copy *c);
 
 void jt_buildids_event(struct jt_buildids *b, const struct jt_hdr *h,
 		       size_t len);

@@ -15,6 +15,8 @@ struct jt_live_opts {
 	uint64_t freq;
 	const char *event; /* NULL: cycles, cpu-clock without a PMU */
 	bool callchain;
+	uint8_t callgraph; /* enum jt_callgraph */
+	uint32_t stack_size;
 	bool cow;
 	enum jt_tier_want tier;
 	uint64_t max_jit_bytes; /* per JIT file, the rest counted */

@@ -57,6 +57,8 @@ static struct jt_open_res do_open(const struct jt_open_req *r)
 		res.fd = by_path(r);
 	if (res.fd >= 0 && r->build_id) {
 		res.id_len = jt_elf_build_id(res.fd, res.id);
+		if (r->cfi && res.id_len)
+			res.cfi = jt_cfi_copy_fd(res.fd);
 		close(res.fd);
 		res.fd = 0;
 	}
@@ -84,6 +86,7 @@ static void *work(void *arg)
 		if (w->abandoned) {
 			if (res.fd >= 0 && !r.build_id)
 				close(res.fd);
+			jt_cfi_copy_free(res.cfi);
 			break;
 		}
 		w->res = res;

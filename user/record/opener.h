@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "jt_abi.h"
+#include "unwind/cfi.h"
 
 #define JT_OPEN_WAIT_MS 250
 #define JT_OPEN_STUCK_MAX 8 /* workers left behind, at most */
@@ -29,6 +30,7 @@ struct jt_open_req {
 	uint64_t dev; /* the inode a path must still be, when set */
 	uint64_t ino;
 	bool build_id; /* read the file's build-id, then close it */
+	bool cfi;      /* and its CFI sections */
 	char path[JT_PATH_MAX + 1];
 };
 
@@ -36,6 +38,7 @@ struct jt_open_res {
 	int fd; /* or -errno; -ETIMEDOUT: the open did not finish in time */
 	unsigned char id[20];
 	size_t id_len;
+	struct jt_cfi_copy *cfi; /* the caller's to free */
 };
 
 struct jt_opener_worker;

@@ -8,8 +8,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "jittrace.h"
+#include "lib/perf_rec.h"
 #include "lib/reserve.h"
 #include "record/perf_rings.h"
+#include "unwind/regs.h"
 
 static const struct {
 	const char *name;
@@ -68,6 +71,14 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 		a->sample_type |= PERF_SAMPLE_ADDR;
 	if (o->callchain)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	/* As perf --call-graph dwarf: the kernel's chain, user regs + stack. */
+	if (o->callgraph == JT_CG_DWARF) {
+		a->sample_type |=
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
+		a->sample_regs_user = JT_UW_PERF_MASK;
+		a->sample_stack_user = o->stack_size;
+	}
 	if (o->period) {
 		a->sample_period = o->period;
 	} else {
@@ -259,6 +270,7 @@ static void drain_ring(struct jt_perf *p, struct jt_ring *r,
 	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t off = tail % size, i;
+		size_t len;
 		const void *rec = data + off;
 
 		for (i = 0; i < sizeof(h); i++)
@@ -272,7 +284,17 @@ static void drain_ring(struct jt_perf *p, struct jt_ring *r,
 		}
 		if (h.type == PERF_RECORD_LOST)
 			p->lost_records += ((const uint64_t *)rec)[2];
-		jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec, h.size);
+		len = h.size;
+		if (h.type == PERF_RECORD_SAMPLE &&
+		    (p->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
+			if (rec != p->tmp)
+				memcpy(p->tmp, rec, h.size);
+			rec = p->tmp;
+			len = jt_perf_sample_trim(p->tmp, h.size,
+						  p->attr.sample_type,
+						  p->attr.sample_regs_user);
+		}
+		jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec, len);
 		p->records++;
 		tail += h.size;
 	}

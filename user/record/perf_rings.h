@@ -14,6 +14,9 @@ struct jt_perf_opts {
 	uint64_t freq;
 	uint64_t period; /* overrides freq */
 	bool callchain;
+	/* JT_CG_DWARF: user registers and stack_size bytes of user stack */
+	uint8_t callgraph;
+	uint32_t stack_size;
 	bool data_addr;
 	unsigned int pages; /* data pages per CPU ring, a power of two */
 };

@@ -23,6 +23,7 @@
 #include "lib/jt_file.h"
 #include "lib/reserve.h"
 #include "record/buildids.h"
+#include "record/vdso.h"
 #include "record/jitfiles.h"
 #include "record/kallsyms_capture.h"
 #include "record/output.h"
@@ -96,7 +97,11 @@ static const char usage[] =
 	"                        task-clock, page-faults, ...\n"
 	"  -F, --freq HZ         sampling frequency (default 999)\n"
 	"  -c, --count PERIOD    sample every PERIOD events instead\n"
-	"  -g                    record frame-pointer call chains\n"
+	"  -g                    record call chains: --call-graph dwarf\n"
+	"      --call-graph MODE fp: the chain the kernel walks by frame\n"
+	"                        pointers; dwarf[,SIZE]: user registers and\n"
+	"                        SIZE bytes of user stack (default 8192),\n"
+	"                        unwound from CFI by every view\n"
 	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR);\n"
 	"                        implies --cow\n"
 	"      --cow             record copy-on-write faults (which pages\n"
@@ -193,9 +198,11 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "max-jit-bytes", required_argument, NULL, 'J' },
 		{ "max-process-jit-bytes", required_argument, NULL, 'K' },
 		{ "max-process-writes", required_argument, NULL, 'W' },
+		{ "call-graph", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	const char *why;
 	char *end;
 	int c;
 
@@ -228,6 +235,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 					       "events per sample");
 			break;
 		case 'g':
+			o->perf.callchain = true;
+			o->perf.callgraph = JT_CG_DWARF;
+			o->perf.stack_size = JT_CG_STACK_DEFAULT;
+			break;
+		case 'G':
+			if (jt_parse_call_graph(optarg, &o->perf.callgraph,
+						&o->perf.stack_size, &why))
+				return jt_usage_error(usage, why);
 			o->perf.callchain = true;
 			break;
 		case 'd':
@@ -381,14 +396,16 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 	n += snprintf(buf + n, sizeof(buf) - n,
 		      "host=%s\nkernel=%s\nmachine=%s\nclock=CLOCK_MONOTONIC\n"
 		      "start_ns=%llu\nstart_unix=%lld\nmode=%s\n"
-		      "perf.event=%s\nperf.sample_type=0x%llx\n",
+		      "perf.event=%s\nperf.sample_type=0x%llx\n"
+		      "perf.sample_regs_user=0x%llx\n",
 		      u.nodename, u.release, u.machine,
 		      (unsigned long long)jt_now_ns(), (long long)time(NULL),
 		      r->o.all ? "all" :
 		      r->o.pid ? "pid" :
 				 "command",
 		      r->perf.event,
-		      (unsigned long long)r->perf.attr.sample_type);
+		      (unsigned long long)r->perf.attr.sample_type,
+		      (unsigned long long)r->perf.attr.sample_regs_user);
 	for (i = 0; i < JT_HOOK_MAX; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "tier.%s=%s\n",
 			      jt_hook_names[i],
@@ -397,6 +414,8 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      r->probes.snap ? "iterator" : "anchors");
 	n += snprintf(buf + n, sizeof(buf) - n, "cow=%s\n",
 		      r->o.cow || r->o.perf.data_addr ? "on" : "off");
+	if (r->o.perf.callgraph == JT_CG_DWARF)
+		n += jt_vdso_capture(&r->w, buf + n, sizeof(buf) - n);
 	/* What one sample stands for, for exports that give CPU time. */
 	n += snprintf(buf + n, sizeof(buf) - n, "perf.freq=%llu\n",
 		      r->perf.attr.freq ?
@@ -846,6 +865,7 @@ static int open_output(struct recorder *r)
 	r->jit.opener = r->bids.opener = &r->opener;
 	r->bids.owner = jit_owner;
 	r->bids.owner_ctx = &r->jit;
+	r->bids.cfi = r->o.perf.callgraph == JT_CG_DWARF;
 	if (err) {
 		fprintf(stderr, "jittrace: %s: %s\n", r->o.output,
 			strerror(-err));
@@ -944,6 +964,8 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	r.o.perf.freq = lo->freq;
 	r.o.perf.event = lo->event;
 	r.o.perf.callchain = lo->callchain;
+	r.o.perf.callgraph = lo->callgraph;
+	r.o.perf.stack_size = lo->stack_size;
 	r.o.perf.pages = 64; /* 256 KiB per CPU: 19 Hz fills little */
 	r.o.cow = lo->cow;
 	r.o.tier = lo->tier;
@@ -966,6 +988,7 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	r.jit.opener = r.bids.opener = &r.opener;
 	r.bids.owner = jit_owner;
 	r.bids.owner_ctx = &r.jit;
+	r.bids.cfi = r.o.perf.callgraph == JT_CG_DWARF;
 	if (!err)
 		err = setup(&r, 2, meta_argv);
 	if (!err)

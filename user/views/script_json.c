@@ -144,6 +144,31 @@ static void nspid_field(struct jt_json *j, struct jt_model *m, uint32_t pid)
 		jt_json_u64_field(j, "nspid", p->nspid);
 }
 
+/* The named stack, innermost first: kernel frames, then user frames. */
+static void frames(struct jt_json *j, const struct jt_symres *y)
+{
+	char buf[256];
+	uint32_t i;
+
+	jt_json_name(j, "frames");
+	jt_json_array(j);
+	for (i = 0; i < y->nframes; i++) {
+		const struct jt_symres *f = &y->frames[i];
+
+		jt_json_object(j);
+		jt_json_hex_field(j, "ip", f->ip);
+		jt_json_str_field(j, "sym", f->sym);
+		jt_json_str_field(j, "name",
+				  jt_symres_name(f, buf, sizeof(buf)));
+		jt_json_str_field(j, "dso", f->dso);
+		jt_json_str_field(j, "source", jt_source_name(f->source));
+		if (f->retro)
+			jt_json_bool_field(j, "retro", true);
+		jt_json_end(j);
+	}
+	jt_json_end(j);
+}
+
 void jt_script_json_sample(struct script_ctx *c, struct jt_model *m,
 			   const struct jt_sample *s, const struct jt_symres *y)
 {
@@ -172,6 +197,11 @@ void jt_script_json_sample(struct script_ctx *c, struct jt_model *m,
 			jt_json_hex(j, s->chain[i]);
 		jt_json_end(j);
 	}
+	if (y->nframes)
+		frames(j, y);
+	if (y->chain_end)
+		jt_json_str_field(j, "unwind",
+				  jt_uw_end_name(y->chain_end - 1));
 	jt_json_end(j);
 }
 

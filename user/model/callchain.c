@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "lib/treap.h"
+#include "model/callchain.h"
+#include "model/symbolize.h"
+#include "unwind/cfi.h"
+#include "unwind/trampoline.h"
+
+/* One JIT function's CFI from its jitdump, valid while that code is. */
+struct jitcfi {
+	struct jt_tnode t; /* key: code start */
+	uint64_t end;
+	uint64_t loaded_ns;
+	unsigned char *blob; /* .eh_frame then .eh_frame_hdr */
+	uint32_t len;
+	uint32_t hdr_len;
+	int8_t state; /* 0: not parsed yet, 1: cfi, -1: unusable */
+	struct jt_cfi *cfi;
+};
+
+struct jitcfi_proc {
+	uint32_t pid;
+	struct jt_treap t;
+};
+
+/* The ELF object a process maps that holds CPython's template. */
+struct python_proc {
+	uint32_t pid;
+	struct jt_elffile *f;
+	size_t scanned; /* regions when last looked for it in vain */
+};
+
+static void free_jitcfi(struct jt_tnode *t)
+{
+	struct jitcfi *j = jt_tnode_entry(t, struct jitcfi, t);
+
+	jt_cfi_free(j->cfi);
+	free(j->blob);
+	free(j);
+}
+
+static const struct jt_treap_ops jitcfi_ops = { NULL, free_jitcfi };
+
+static bool pid_eq(const void *val, const void *key)
+{
+	return *(const uint32_t *)val == *(const uint32_t *)key;
+}
+
+static struct jitcfi_proc *jitcfi_of(struct jt_chains *c, uint32_t pid,
+				     bool make)
+{
+	struct jitcfi_proc *p =
+		jt_hash_find(&c->jitcfi, jt_hash_u64(pid), pid_eq, &pid);
+
+	if (p || !make)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || jt_hash_add(&c->jitcfi, jt_hash_u64(pid), p)) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	p->t.ops = &jitcfi_ops;
+	return p;
+}
+
+/* Code loaded over [start, end) ends the CFI of what was there. */
+static void jitcfi_cut(struct jitcfi_proc *p, uint64_t start, uint64_t end)
+{
+	struct jt_tnode *t = jt_treap_le(&p->t, start);
+
+	if (t && jt_tnode_entry(t, struct jitcfi, t)->end > start &&
+	    t->key < start)
+		jt_treap_remove(&p->t, t->key);
+	jt_treap_drop(&p->t, jt_treap_take(&p->t, start, end));
+}
+
+void jt_chain_jit(struct jt_chains *c, const struct jt_jit_item *j)
+{
+	struct jitcfi_proc *p;
+	struct jitcfi *n;
+
+	if (j->op != JT_JIT_LOAD || j->source != JT_SRC_JITDUMP)
+		return;
+	p = jitcfi_of(c, j->pid, j->unwind_len);
+	if (!p)
+		return;
+	jitcfi_cut(p, j->addr, j->addr + j->size);
+	if (!j->unwind_len || !(n = calloc(1, sizeof(*n))))
+		return;
+	n->blob = malloc(j->unwind_len);
+	if (!n->blob) {
+		free(n);
+		return;
+	}
+	memcpy(n->blob, jt_jit_unwind(j), j->unwind_len);
+	n->t.key = j->addr;
+	n->end = j->addr + j->size;
+	n->loaded_ns = j->time;
+	n->len = j->unwind_len;
+	n->hdr_len = j->unwind_hdr_len;
+	jt_treap_insert(&p->t, &n->t);
+}
+
+/* perf's genelf puts .eh_frame right after the code, 8-byte aligned. */
+static struct jt_cfi *jitcfi_parse(struct jitcfi *n)
+{
+	struct jt_cfi_sect s[JT_CFI_NKINDS] = {};
+	uint64_t eh = n->t.key + ((n->end - n->t.key + 7) & ~7ULL);
+	uint32_t table = n->len - n->hdr_len;
+
+	if (n->state)
+		return n->cfi;
+	s[JT_CFI_EH_FRAME] = (struct jt_cfi_sect){ n->blob, table, eh };
+	if (n->hdr_len)
+		s[JT_CFI_EH_FRAME_HDR] =
+			(struct jt_cfi_sect){ n->blob + table, n->hdr_len,
+					      eh + table };
+	n->cfi = jt_cfi_new(s);
+	n->state = n->cfi ? 1 : -1;
+	return n->cfi;
+}
+
+/* The CFI of the jitdump function j, when it came with some. */
+static struct jt_cfi *jit_cfi(struct jt_chains *c, uint32_t pid,
+			      const struct jt_jitsym *j)
+{
+	struct jitcfi_proc *p = jitcfi_of(c, pid, false);
+	struct jt_tnode *t = p ? jt_treap_le(&p->t, j->start) : NULL;
+	struct jitcfi *n;
+
+	if (!t || t->key != j->start)
+		return NULL;
+	n = jt_tnode_entry(t, struct jitcfi, t);
+	if (n->loaded_ns != j->loaded_ns || n->end != j->end)
+		return NULL;
+	return jitcfi_parse(n);
+}
+
+static struct jt_cfi *elf_cfi_load(const char *path)
+{
+	struct jt_cfi_sect s[JT_CFI_NKINDS];
+	struct jt_cfi *cfi = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && jt_cfi_elf_sections(e, s) > 0)
+		cfi = jt_cfi_new(s);
+	elf_end(e);
+	close(fd);
+	return cfi;
+}
+
+static struct jt_cfi *elf_cfi(struct jt_syms *y, struct jt_elffile *f)
+{
+	if (!f->cfi_state) {
+		f->cfi = jt_stream_cfi(y->s, f->build_id, f->build_id_len);
+		if (!f->cfi)
+			f->cfi = elf_cfi_load(f->path);
+		f->cfi_state = f->cfi ? 1 : -1;
+	}
+	return f->cfi;
+}
+
+/*
+ * The template's bounds: _Py_trampoline_func_start and _end are labels
+ * in assembly (no type, no size), so they are not among f's functions.
+ */
+static bool tramp_bounds(Elf *e, uint64_t *start, uint64_t *end)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	*start = *end = 0;
+	while ((scn = elf_nextscn(e, scn)) && !(*start && *end)) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n && gelf_getsym(d, i, &sym); i++) {
+			const char *name =
+				elf_strptr(e, sh.sh_link, sym.st_name);
+
+			if (!name || sym.st_shndx == SHN_UNDEF)
+				continue;
+			if (!strcmp(name, "_Py_trampoline_func_start"))
+				*start = sym.st_value;
+			else if (!strcmp(name, "_Py_trampoline_func_end"))
+				*end = sym.st_value;
+		}
+	}
+	return *start && *end > *start && *end - *start <= JT_TRAMP_MAX;
+}
+
+/* CPython's template, decoded from the bytes between its two labels. */
+static struct jt_tramp *tramp_load(struct jt_elffile *f)
+{
+	unsigned char code[JT_TRAMP_MAX];
+	struct jt_tramp *t = NULL;
+	uint64_t a, b, off;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && tramp_bounds(e, &a, &b) && !jt_elf_vaddr_off(f, a, &off) &&
+	    pread(fd, code, b - a, off) == (ssize_t)(b - a) &&
+	    (t = malloc(sizeof(*t))) && jt_tramp_decode(code, b - a, t)) {
+		free(t);
+		t = NULL;
+	}
+	elf_end(e);
+	close(fd);
+	return t;
+}
+
+static struct jt_tramp *elf_tramp(struct jt_elffile *f)
+{
+	if (!f->tramp_state) {
+		f->tramp = tramp_load(f);
+		f->tramp_state = f->tramp ? 1 : -1;
+	}
+	return f->tramp;
+}
+
+/* The template of the CPython that process p runs, if it runs one. */
+static struct jt_tramp *python_of(struct jt_syms *y, struct jt_proc *p)
+{
+	struct jt_chains *c = &y->chains;
+	struct python_proc *pp =
+		jt_hash_find(&c->python, jt_hash_u64(p->pid), pid_eq, &p->pid);
+	const struct jt_region *g;
+	size_t n = jt_aspace_count(p->as);
+
+	if (pp && (pp->f || pp->scanned == n))
+		return pp->f ? pp->f->tramp : NULL;
+	if (!pp) {
+		pp = calloc(1, sizeof(*pp));
+		if (!pp || jt_hash_add(&c->python, jt_hash_u64(p->pid), pp)) {
+			free(pp);
+			return NULL;
+		}
+		pp->pid = p->pid;
+	}
+	pp->scanned = n;
+	for (g = jt_aspace_first(p->as); g; g = jt_aspace_next(p->as, g)) {
+		struct jt_elffile *f;
+		const char *path;
+
+		if (g->kind != JT_RK_FILE || !(g->prot & PROT_EXEC) ||
+		    !g->path || !strstr(g->path, "python"))
+			continue;
+		f = jt_syms_elf(y, g, &path);
+		if (f && elf_tramp(f)) {
+			pp->f = f;
+			return f->tramp;
+		}
+	}
+	return NULL;
+}
+
+struct uw_ctx {
+	struct jt_syms *y;
+	struct jt_proc *p;
+};
+
+/* JIT code: its own CFI, a trampoline's rule, else its frame pointer. */
+static void jit_rule(struct uw_ctx *c, const struct jt_jitsym *j, bool dump,
+		     uint64_t pc, struct jt_uw_src *src)
+{
+	struct jt_tramp *t;
+	int off;
+
+	if (dump && (src->cfi = jit_cfi(&c->y->chains, c->p->pid, j))) {
+		src->how = JT_UW_CFI;
+		return;
+	}
+	if (!strncmp(j->name, "py::", 4) && (t = python_of(c->y, c->p))) {
+		off = jt_tramp_cfa(t, pc - j->start);
+		src->how = off < 0 ? JT_UW_NORULE : JT_UW_RULE;
+		src->rule.cfa_off = off;
+		return;
+	}
+	src->how = JT_UW_FP;
+}
+
+static void file_rule(struct uw_ctx *c, const struct jt_region *g,
+		      uint64_t look, struct jt_uw_src *src)
+{
+	const char *path;
+	struct jt_elffile *f = jt_syms_elf(c->y, g, &path);
+	uint64_t vaddr;
+
+	src->how = JT_UW_FP;
+	if (!f || !elf_cfi(c->y, f) ||
+	    jt_elf_off_vaddr(f, g->pgoff + (look - g->start), &vaddr))
+		return;
+	src->how = JT_UW_CFI;
+	src->cfi = f->cfi;
+	src->bias = look - vaddr;
+}
+
+static void find(void *ctx, uint64_t pc, bool leaf, struct jt_uw_src *src)
+{
+	struct uw_ctx *c = ctx;
+	uint64_t look = leaf ? pc : pc - 1;
+	const struct jt_region *g = jt_aspace_find(c->p->as, look);
+	const struct jt_jitsym *j;
+
+	src->how = JT_UW_NONE;
+	if (!g || !(g->prot & PROT_EXEC))
+		return;
+	if ((j = jt_jittab_find(&c->p->jitdump, look)))
+		jit_rule(c, j, true, pc, src);
+	else if ((j = jt_jittab_find(&c->p->perfmap, look)))
+		jit_rule(c, j, false, pc, src);
+	else if (g->kind == JT_RK_FILE)
+		file_rule(c, g, look, src);
+	else if (g->kind == JT_RK_VDSO && jt_syms_vdso_cfi(c->y))
+		src->how = JT_UW_CFI, src->cfi = jt_syms_vdso_cfi(c->y),
+		src->bias = g->start;
+	else
+		src->how = JT_UW_FP;
+}
+
+static bool sample_regs(const struct jt_sample_user *u, struct jt_uw_regs *r)
+{
+	int i, d;
+
+	memset(r, 0, sizeof(*r));
+	if (u->abi != PERF_SAMPLE_REGS_ABI_64)
+		return false;
+	for (i = 0; i < 64; i++) {
+		if (!(u->mask & (1ULL << i)) || (d = jt_uw_dwarf_reg(i)) < 0)
+			continue;
+		r->r[d] = u->regs[i];
+		r->valid |= 1u << d;
+	}
+	return true;
+}
+
+int jt_chain_unwind(struct jt_syms *y, struct jt_model *m,
+		    const struct jt_sample *smp, struct jt_uw_frame *out,
+		    int max, enum jt_uw_end *end)
+{
+	struct jt_sample_user u;
+	struct jt_uw_regs regs;
+	struct jt_uw_stack st;
+	struct uw_ctx c = { y, jt_model_find(m, smp->pid) };
+	int n, i;
+
+	*end = JT_UW_END_NOREGS;
+	if (!(y->s->sample_type & PERF_SAMPLE_REGS_USER) ||
+	    jt_perf_sample_user(smp, y->s->sample_type, y->s->regs_user, &u) ||
+	    !sample_regs(&u, &regs))
+		return 0;
+	y->chains.st.unwound++;
+	st = (struct jt_uw_stack){ regs.r[JT_UW_REG_SP], u.stack, u.stack_len };
+	if (!c.p || !c.p->as) {
+		out[0] = (struct jt_uw_frame){ regs.r[JT_UW_REG_PC],
+					       JT_UW_NONE };
+		*end = JT_UW_END_BADRA;
+		y->chains.st.end[*end]++;
+		return 1;
+	}
+	n = jt_unwind(&regs, &st, find, &c, out, max, end);
+	y->chains.st.end[*end]++;
+	for (i = 0; i < n; i++)
+		y->chains.st.by_how[out[i].how]++;
+	return n;
+}
+
+void jt_chain_exited(struct jt_chains *c, uint32_t pid)
+{
+	struct jitcfi_proc *p =
+		jt_hash_del(&c->jitcfi, jt_hash_u64(pid), pid_eq, &pid);
+
+	if (p) {
+		jt_treap_clear(&p->t);
+		free(p);
+	}
+	free(jt_hash_del(&c->python, jt_hash_u64(pid), pid_eq, &pid));
+}
+
+void jt_chains_free(struct jt_chains *c)
+{
+	size_t i;
+
+	jt_hash_for_each(&c->jitcfi, i)
+	{
+		struct jitcfi_proc *p = c->jitcfi.e[i].val;
+
+		jt_treap_clear(&p->t);
+		free(p);
+	}
+	jt_hash_free(&c->jitcfi);
+	jt_hash_for_each(&c->python, i) free(c->python.e[i].val);
+	jt_hash_free(&c->python);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the unwinder needs to know of an architecture: which user
+ * registers a sample carries (perf's PERF_SAMPLE_REGS_USER numbering)
+ * and where each lands in DWARF's numbering, the one CFI uses.
+ */
+#ifndef JT_UNWIND_REGS_H
+#define JT_UNWIND_REGS_H
+
+#include <stdint.h>
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#include <elf.h>
+
+#define JT_UW_MACHINE EM_X86_64
+#define JT_UW_NREGS 17 /* DWARF 0-15 (rax..r15), 16: the return address */
+#define JT_UW_REG_SP 7
+#define JT_UW_REG_FP 6
+#define JT_UW_REG_PC 16
+
+/* Callee-saved registers, the frame pointer, sp and ip: what CFI restores. */
+#define JT_UW_PERF_MASK                                                        \
+	((1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_BP) |               \
+	 (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP) |               \
+	 (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) |             \
+	 (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
+
+/* DWARF number of perf register p, or -1. */
+static inline int jt_uw_dwarf_reg(int p)
+{
+	static const int8_t map[] = {
+		[PERF_REG_X86_AX] = 0,	 [PERF_REG_X86_BX] = 3,
+		[PERF_REG_X86_CX] = 2,	 [PERF_REG_X86_DX] = 1,
+		[PERF_REG_X86_SI] = 4,	 [PERF_REG_X86_DI] = 5,
+		[PERF_REG_X86_BP] = 6,	 [PERF_REG_X86_SP] = 7,
+		[PERF_REG_X86_IP] = 16,	 [PERF_REG_X86_FLAGS] = -1,
+		[PERF_REG_X86_CS] = -1,	 [PERF_REG_X86_SS] = -1,
+		[PERF_REG_X86_DS] = -1,	 [PERF_REG_X86_ES] = -1,
+		[PERF_REG_X86_FS] = -1,	 [PERF_REG_X86_GS] = -1,
+		[PERF_REG_X86_R8] = 8,	 [PERF_REG_X86_R9] = 9,
+		[PERF_REG_X86_R10] = 10, [PERF_REG_X86_R11] = 11,
+		[PERF_REG_X86_R12] = 12, [PERF_REG_X86_R13] = 13,
+		[PERF_REG_X86_R14] = 14, [PERF_REG_X86_R15] = 15,
+	};
+
+	return p >= 0 && p < (int)sizeof(map) ? map[p] : -1;
+}
+#else
+#error "jittrace's unwinder knows x86-64 only so far"
+#endif
+
+#endif
