@@ -12,7 +12,8 @@ OUT := build
 CFLAGS ?= -O2 -g
 JT_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-JT_LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread
+JT_LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread \
+	     -lstdc++
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
@@ -154,7 +155,7 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -std=gnu11 \
 		-D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -o $@ $^ -ldw -lelf -lz \
-		-lprotobuf-c
+		-lprotobuf-c -lstdc++
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \

@@ -30,7 +30,10 @@ static const char usage[] =
 	"  --listen ADDR:PORT  serve HTTP here (default 127.0.0.1:6060)\n"
 	"  -F, --freq HZ       samples per second per CPU (default 19)\n"
 	"  -e, --event EVENT   cycles (default), cpu-clock, ...\n"
-	"  -g                  call chains\n"
+	"  -g                  call chains: --call-graph dwarf\n"
+	"      --call-graph MODE  fp (frame pointers, cheapest) or\n"
+	"                      dwarf[,SIZE] (registers and SIZE bytes of\n"
+	"                      stack per sample, unwound from CFI)\n"
 	"  --window SECS       one profile per SECS (default 10)\n"
 	"  --spool DIR         write each window to DIR/jittrace-HOST-START."
 	"pb.gz\n"
@@ -107,6 +110,7 @@ static int parse_labels(const char *s, unsigned int *labels)
 static int parse_opt(int c, struct jt_agent_opts *o)
 {
 	struct group *g;
+	const char *why;
 	uint64_t v;
 
 	switch (c) {
@@ -124,6 +128,14 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 		o->event = optarg;
 		break;
 	case 'g':
+		o->callchain = true;
+		o->callgraph = JT_CG_DWARF;
+		o->stack_size = JT_CG_STACK_DEFAULT;
+		break;
+	case 0x100:
+		if (jt_parse_call_graph(optarg, &o->callgraph, &o->stack_size,
+					&why))
+			return jt_usage_error(usage, why);
 		o->callchain = true;
 		break;
 	case 'W':
@@ -211,6 +223,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "cow", no_argument, NULL, 'C' },
 		{ "tier", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "call-graph", required_argument, NULL, 0x100 },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -354,6 +367,8 @@ static int serve(struct jt_agent *a)
 		.freq = a->o.freq,
 		.event = a->o.event,
 		.callchain = a->o.callchain,
+		.callgraph = a->o.callgraph,
+		.stack_size = a->o.stack_size,
 		.cow = a->o.cow,
 		.tier = a->o.tier,
 		/* One JIT file cannot take the memory: the rest is counted. */

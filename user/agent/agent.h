@@ -32,6 +32,8 @@ struct jt_agent_opts {
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;
+	uint8_t callgraph; /* enum jt_callgraph */
+	uint32_t stack_size;
 	bool verbose;
 	enum jt_tier_want tier;
 	const char *event;

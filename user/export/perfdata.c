@@ -13,6 +13,9 @@
 #include "export/jitdir.h"
 #include "export/jitelf.h"
 #include "export/perfdata.h"
+
+/* perf's own cap on a chain (PERF_MAX_STACK_DEPTH plus markers). */
+#define JT_PERF_CHAIN_MAX 512
 #include "lib/hash.h"
 #include "lib/perf_rec.h"
 #include "model/kallsyms.h"
@@ -82,6 +85,7 @@ struct jt_perfdata {
 	const struct jt_stream *s;
 	uint32_t pid;
 	bool callchain;
+	uint64_t chain[JT_PERF_CHAIN_MAX];
 	struct perf_event_attr attr;
 	unsigned char *buf;
 	size_t len;
@@ -436,6 +440,38 @@ static void early_jit(struct jt_perfdata *w, const struct jt_sample *smp,
 		  smp->time ? smp->time - 1 : 0);
 }
 
+/*
+ * The chain perf reads: the kernel's frames, then the user frames as the
+ * unwinder found them (a --call-graph dwarf recording keeps no user
+ * chain of its own), each context behind its marker. JIT frames named
+ * by a late record get their ELF early, as the leaf does.
+ */
+static uint64_t chain_of(struct jt_perfdata *w, const struct jt_sample *smp,
+			 const struct jt_symres *y)
+{
+	uint64_t nr = 0, ctx = 0;
+	uint32_t i;
+
+	if (!y || !y->nframes) {
+		nr = smp->nr_chain < JT_PERF_CHAIN_MAX ? smp->nr_chain :
+							 JT_PERF_CHAIN_MAX;
+		memcpy(w->chain, smp->chain, nr * sizeof(uint64_t));
+		return nr;
+	}
+	for (i = 0; i < y->nframes && nr + 2 < JT_PERF_CHAIN_MAX; i++) {
+		const struct jt_symres *f = &y->frames[i];
+		uint64_t want = f->kernel ? PERF_CONTEXT_KERNEL :
+					    PERF_CONTEXT_USER;
+
+		if (want != ctx)
+			w->chain[nr++] = ctx = want;
+		w->chain[nr++] = f->ip;
+		if (f->retro && f->sym && f->sym_end > f->sym_start)
+			early_jit(w, smp, f);
+	}
+	return nr;
+}
+
 static void sample(struct jt_perfdata *w, const struct jt_item *it,
 		   const struct jt_symres *y)
 {
@@ -461,14 +497,14 @@ static void sample(struct jt_perfdata *w, const struct jt_item *it,
 	if (smp.cpu >= w->cpus)
 		w->cpus = smp.cpu + 1;
 	if (w->callchain)
-		nr = smp.nr_chain;
+		nr = chain_of(w, &smp, y);
 	h.size = sizeof(h) + sizeof(b) +
 		 (w->callchain ? 8 + nr * sizeof(uint64_t) : 0);
 	put(w, &h, sizeof(h));
 	put(w, &b, sizeof(b));
 	if (w->callchain) {
 		put(w, &nr, sizeof(nr));
-		put(w, smp.chain, nr * sizeof(uint64_t));
+		put(w, w->chain, nr * sizeof(uint64_t));
 	}
 }
 
@@ -634,7 +670,8 @@ struct jt_perfdata *jt_perfdata_open(const char *path,
 	w->fd = w->jitdir_fd = -1;
 	w->s = s;
 	w->pid = pid;
-	w->callchain = callchain && (s->sample_type & PERF_SAMPLE_CALLCHAIN);
+	/* The stream has read no META yet: its sample_type is not known. */
+	w->callchain = callchain;
 	w->buf = malloc(WBUF);
 	w->path = strdup(path);
 	if (!w->buf || !w->path)

@@ -52,6 +52,7 @@ void jt_syms_init(struct jt_syms *y, struct jt_stream *s)
 	memset(y, 0, sizeof(*y));
 	y->s = s;
 	y->elf.strs = &y->strs;
+	y->dem.strs = &y->strs;
 }
 
 static const char *basename_of(const char *path)
@@ -144,7 +145,7 @@ static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 		y->st.buildid_mismatch++;
 	if (f) {
 		r->source = JT_SRC_ELF;
-		r->sym = jt_elf_symbol(f, r->offset);
+		r->sym = jt_demangle(&y->dem, jt_elf_symbol(f, r->offset));
 	}
 }
 
@@ -653,6 +654,7 @@ void jt_syms_free(struct jt_syms *y)
 	}
 	jt_hash_free(&y->waiting);
 	jt_chains_free(&y->chains);
+	jt_demangler_free(&y->dem);
 	free(y->redo);
 	jt_cfi_free(y->vdso_cfi);
 	jt_elfcache_free(&y->elf);

@@ -15,6 +15,7 @@
 #include "model/elfsyms.h"
 #include "model/kallsyms.h"
 #include "model/callchain.h"
+#include "model/demangle.h"
 #include "model/model.h"
 #include "model/stream.h"
 
@@ -82,6 +83,7 @@ struct jt_syms {
 	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
 	struct jt_chains chains;
+	struct jt_demangler dem;
 	/*
 	 * Samples whose unwinding stopped in JIT code whose load record (and
 	 * CFI) reached the stream after them: unwound again once it came.

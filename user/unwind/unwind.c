@@ -48,10 +48,18 @@ static int step(const struct jt_uw_src *src, const struct jt_uw_stack *st,
 		const struct jt_uw_regs *in, uint64_t pc, bool leaf,
 		struct jt_uw_regs *out)
 {
+	int r;
+
 	switch (src->how) {
 	case JT_UW_CFI:
-		return jt_cfi_step(src->cfi, (leaf ? pc : pc - 1) - src->bias,
-				   st, in, out);
+		r = jt_cfi_step(src->cfi, (leaf ? pc : pc - 1) - src->bias, st,
+				in, out);
+		/*
+		 * Code no FDE covers in an object that has CFI: hand-written
+		 * or generated code (V8's embedded builtins) keeps frame
+		 * pointers. A wrong guess ends at a garbage return address.
+		 */
+		return r == -1 ? fp_step(st, in, out) : r;
 	case JT_UW_FP:
 		return fp_step(st, in, out);
 	case JT_UW_RULE:

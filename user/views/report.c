@@ -24,6 +24,11 @@ static const char usage[] =
 	"      --comm NAME   only processes with this command name\n"
 	"      --data        data addresses (record -d) by process, region,\n"
 	"                    data symbol and sharing class instead of code\n"
+	"  -g, --children    with call chains (record -g): Children, the\n"
+	"                    samples with the symbol anywhere on the stack,\n"
+	"                    sorted by it, and under each symbol the call\n"
+	"                    paths that led to its own samples, as perf\n"
+	"                    report -g\n"
 	"      --json        a JSON array, one object per row\n";
 
 enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8, K_DSYM = 16 };
@@ -38,7 +43,19 @@ struct row {
 	uint8_t source;
 	uint64_t samples;
 	uint64_t retro;
+	uint64_t children;	   /* -g: samples with it on the stack */
+	uint64_t stamp;		   /* the last sample that counted it */
+	struct jt_hash *callers;   /* -g: caller path -> struct path */
 };
+
+/* A path of callers, interned: "b <- c <- main". */
+struct path {
+	const char *s;
+	uint64_t samples;
+};
+
+#define CALLER_DEPTH 12
+#define CALLERS_SHOWN 5
 
 struct report {
 	unsigned int keys;
@@ -46,6 +63,8 @@ struct report {
 	const char *comm;
 	int json;
 	int data; /* rows are data regions; source holds enum jt_sharing */
+	int graph; /* -g */
+	uint64_t stamp;
 	struct jt_stream *s;
 	struct jt_syms *syms; /* the pipeline's: its ELF files */
 	struct jt_strtab strs;
@@ -90,6 +109,7 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "data", no_argument, NULL, 'd' },
+		{ "children", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -98,7 +118,7 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 
 	*in = "jittrace.data";
 	r->keys = 0;
-	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:s:gh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			*in = optarg;
@@ -121,6 +141,9 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 		case 'd':
 			r->data = 1;
 			break;
+		case 'g':
+			r->graph = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -130,6 +153,8 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 	}
 	if (optind < argc)
 		return jt_usage_error(usage, "unexpected argument");
+	if (r->graph && r->data)
+		return jt_usage_error(usage, "-g and --data do not mix");
 	if ((r->keys & K_DSYM) && !r->data)
 		return jt_usage_error(usage, "--sort dsym needs --data");
 	if (!r->keys)
@@ -160,7 +185,8 @@ static bool row_eq(const void *val, const void *key)
 	       a->sym == b->sym && a->dsym == b->dsym && a->source == b->source;
 }
 
-static int add(struct report *r, struct row *k)
+/* The row of k's group, made when new; NULL without memory. */
+static struct row *row_of(struct report *r, struct row *k)
 {
 	struct row *w;
 	uint64_t h;
@@ -178,18 +204,99 @@ static int add(struct report *r, struct row *k)
 		k->dsym = "-";
 	h = row_hash(k);
 	w = jt_hash_find(&r->groups, h, row_eq, k);
-	if (w) {
-		w->samples++;
-		w->retro += k->retro;
-		return 0;
-	}
+	if (w)
+		return w;
 	w = malloc(sizeof(*w));
 	if (!w || jt_hash_add(&r->groups, h, w)) {
 		free(w);
-		return -1;
+		return NULL;
 	}
 	*w = *k;
+	w->samples = w->retro = w->children = w->stamp = 0;
+	w->callers = NULL;
+	return w;
+}
+
+static int add(struct report *r, struct row *k)
+{
+	struct row *w = row_of(r, k);
+
+	if (!w)
+		return -1;
+	w->samples++;
+	w->retro += k->retro;
 	return 0;
+}
+
+static bool path_eq(const void *val, const void *key)
+{
+	return ((const struct path *)val)->s == key;
+}
+
+/* The callers of leaf row w in this sample, as one interned path. */
+static void add_callers(struct report *r, struct row *w,
+			const struct jt_symres *y, uint32_t leaf)
+{
+	char buf[2048], name[256];
+	size_t n = 0;
+	uint32_t i;
+	struct path *p;
+	const char *s;
+	uint64_t h;
+
+	for (i = leaf + 1; i < y->nframes && i <= leaf + CALLER_DEPTH; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s",
+			      n ? " <- " : "",
+			      jt_symres_name(&y->frames[i], name,
+					     sizeof(name)));
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	s = jt_intern(&r->strs, n ? buf : "[no callers]", n ? n : 12);
+	if (!w->callers && !(w->callers = calloc(1, sizeof(*w->callers))))
+		return;
+	h = jt_hash_u64((uintptr_t)s);
+	p = jt_hash_find(w->callers, h, path_eq, s);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || jt_hash_add(w->callers, h, p)) {
+			free(p);
+			return;
+		}
+		p->s = s;
+	}
+	p->samples++;
+}
+
+/*
+ * -g: each symbol on the stack counts the sample once in its Children;
+ * the leaf's own row learns which path called it.
+ */
+static void add_stack(struct report *r, const struct row *base,
+		      const struct jt_symres *y)
+{
+	char name[256];
+	uint32_t i;
+
+	r->stamp++;
+	for (i = 0; i < y->nframes; i++) {
+		const struct jt_symres *f = &y->frames[i];
+		struct row k = *base, *w;
+
+		k.dso = f->dso ? f->dso : "[unknown]";
+		k.sym = jt_symres_name(f, name, sizeof(name));
+		k.sym = jt_intern(&r->strs, k.sym, strlen(k.sym));
+		k.source = f->source;
+		k.retro = 0;
+		w = row_of(r, &k);
+		if (!w)
+			return;
+		if (w->stamp != r->stamp) {
+			w->stamp = r->stamp;
+			w->children++;
+		}
+		if (i == 0)
+			add_callers(r, w, y, 0);
+	}
 }
 
 /* A data address: the region that held it, and whose page it was. */
@@ -254,14 +361,19 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	k.retro = y->retro;
 	r->total++;
 	add(r, &k);
+	if (r->graph && y->nframes)
+		add_stack(r, &k, y);
 }
 
-static int cmp_count(const void *a, const void *b)
+static int cmp_count(const void *a, const void *b, void *ctx)
 {
 	const struct row *x = *(struct row *const *)a,
 			 *y = *(struct row *const *)b;
+	const struct report *r = ctx;
 	int c;
 
+	if (r->graph && x->children != y->children)
+		return x->children > y->children ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
 	if ((c = strcmp(x->comm, y->comm)))
@@ -285,8 +397,68 @@ static int group(struct report *r)
 		return -1;
 	jt_hash_for_each(&r->groups, i) r->rows[r->n++] = r->groups.e[i].val;
 	if (r->n)
-		qsort(r->rows, r->n, sizeof(*r->rows), cmp_count);
+		qsort_r(r->rows, r->n, sizeof(*r->rows), cmp_count, r);
 	return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct path *x = *(struct path *const *)a,
+			  *y = *(struct path *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->s, y->s);
+}
+
+/* w's caller paths, most samples first: up to max, into v. */
+static size_t top_callers(const struct row *w, const struct path **v,
+			  size_t max)
+{
+	const struct path **all;
+	size_t i, n = 0;
+
+	if (!w->callers || !w->callers->n)
+		return 0;
+	all = malloc(w->callers->n * sizeof(*all));
+	if (!all)
+		return 0;
+	jt_hash_for_each(w->callers, i) all[n++] = w->callers->e[i].val;
+	qsort(all, n, sizeof(*all), cmp_path);
+	if (n > max)
+		n = max;
+	memcpy(v, all, n * sizeof(*v));
+	free(all);
+	return n;
+}
+
+static void json_callers(struct jt_json *j, const struct row *w)
+{
+	const struct path *v[CALLERS_SHOWN];
+	size_t i, n = top_callers(w, v, CALLERS_SHOWN);
+
+	jt_json_name(j, "callers");
+	jt_json_array(j);
+	for (i = 0; i < n; i++) {
+		jt_json_object(j);
+		jt_json_str_field(j, "path", v[i]->s);
+		jt_json_u64_field(j, "samples", v[i]->samples);
+		jt_json_end(j);
+	}
+	jt_json_end(j);
+}
+
+/* perf report -g's graph, flattened: each path with its share. */
+static void print_callers(const struct row *w)
+{
+	const struct path *v[CALLERS_SHOWN];
+	size_t i, n = top_callers(w, v, CALLERS_SHOWN);
+
+	for (i = 0; i < n; i++)
+		printf("            |--%6.2f%%-- %s\n",
+		       100.0 * v[i]->samples / w->samples, jt_tx(v[i]->s));
+	if (n)
+		printf("\n");
 }
 
 static void json_row(struct jt_json *j, const struct report *r,
@@ -319,6 +491,10 @@ static void json_row(struct jt_json *j, const struct report *r,
 	jt_json_u64_field(j, "samples", w->samples);
 	if (!r->data)
 		jt_json_u64_field(j, "retro", w->retro);
+	if (r->graph) {
+		jt_json_u64_field(j, "children", w->children);
+		json_callers(j, w);
+	}
 	jt_json_name(j, "percent");
 	jt_json_f2(j, pct);
 	jt_json_end(j);
@@ -344,7 +520,10 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	jt_print_probes(stdout, s);
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
-	printf("# %8s %9s  %-16s %7s  %-24s %-8s %s%s\n", "Overhead", "Samples",
+	if (r->graph)
+		printf("# %8s", "Children");
+	printf("%s%8s %9s  %-16s %7s  %-24s %-8s %s%s\n", r->graph ? " " : "# ",
+	       r->graph ? "Self" : "Overhead", "Samples",
 	       "Command", "Pid", r->data ? "Backing" : "Shared Object",
 	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol",
 	       r->data ? "  Data Symbol" : "");
@@ -357,6 +536,10 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
 		else if (r->keys & K_PID)
 			snprintf(pid, sizeof(pid), "%u", w->pid);
+		if (r->graph)
+			printf("  %7.2f%%", r->total ? 100.0 * w->children /
+							       r->total :
+						       0);
 		printf("  %7.2f%% %9" PRIu64
 		       "  %-16s %7s  %-24s %-8s %s%s%s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
@@ -367,6 +550,8 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 		       r->keys & K_SYM ? jt_tx(w->sym) : "-",
 		       w->retro ? " (retro)" : "", r->data ? "  " : "",
 		       r->data ? jt_tx(w->dsym) : "");
+		if (r->graph)
+			print_callers(w);
 	}
 	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
 	       " retro (named by a code-load record written after them)\n",
@@ -439,6 +624,18 @@ static void print_changed(const struct jt_stream *s, const struct jt_syms *y)
 		       jt_tx(y->changed[i]));
 }
 
+static void free_row(struct row *w)
+{
+	size_t i;
+
+	if (w->callers) {
+		jt_hash_for_each(w->callers, i) free(w->callers->e[i].val);
+		jt_hash_free(w->callers);
+		free(w->callers);
+	}
+	free(w);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report r = {};
@@ -468,7 +665,7 @@ int cmd_report(int argc, char **argv)
 		print_changed(&s, &p.syms);
 		jt_print_loss_footer(stdout, &s, &p);
 	}
-	jt_hash_for_each(&r.groups, i) free(r.groups.e[i].val);
+	jt_hash_for_each(&r.groups, i) free_row(r.groups.e[i].val);
 	jt_hash_free(&r.groups);
 	free(r.rows);
 	jt_strtab_free(&r.strs);
