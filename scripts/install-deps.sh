@@ -6,7 +6,7 @@ pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
 pkg-config make gcc jq linux-perf libclang-rt-14-dev libdw-dev \
 protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go \
-	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick"
+	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick libc6-dbg"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -218,7 +218,8 @@ def test_page_fault_data_addresses():
 
 
 def test_callchains():
-    p, data = record([os.path.join(WL, "jitpages"), "2", "0.5"], ["-g"])
+    # --call-graph fp: the chain the kernel walks, as perf record -g.
+    p, data = record([os.path.join(WL, "jitpages"), "2", "0.5"], ["--call-graph", "fp"])
     samples = [e for e in script(data) if e["type"] == "sample"]
     assert samples and all("callchain" in s for s in samples)
     user = [s for s in samples if not s["kernel"]]
@@ -228,6 +229,26 @@ def test_callchains():
     for s in user:
         chain = [hx(a) for a in s["callchain"]]
         assert chain[0] == PERF_CONTEXT_USER and chain[1] == hx(s["ip"]), s
+        # Named frames, leaf first: the sample's own, then by call sites.
+        assert s["frames"][0]["ip"] == s["ip"] and len(s["frames"]) == len(chain) - 1
+
+
+def test_call_graph_options():
+    for arg, msg in (("lbr", "--call-graph wants fp, dwarf or dwarf,SIZE"),
+                     ("dwarf,0", "--call-graph dwarf,SIZE wants 8 to 65528 bytes"),
+                     ("dwarf,70000", "--call-graph dwarf,SIZE wants 8 to 65528 bytes"),
+                     ("dwarfy", "--call-graph wants fp, dwarf or dwarf,SIZE")):
+        p = run([JT, "record", "--call-graph", arg, "--", "true"], check=False)
+        assert p.returncode == 2 and msg in p.stderr, (arg, p.stderr)
+    # dwarf,SIZE: each sample carries at most SIZE bytes of stack, as the
+    # kernel copied them, and the recording says which registers it kept.
+    p, data = record([os.path.join(WL, "spin"), "0.3"], ["--call-graph", "dwarf,1024"])
+    with open(data, "rb") as f:
+        raw = f.read()
+    assert b"perf.sample_regs_user=0x" in raw and b"vdso.build_id=" in raw
+    samples = [e for e in script(data) if e["type"] == "sample" and not e["kernel"]]
+    assert samples and all(e["unwind"] in ("complete", "truncated") for e in samples)
+    assert any(e["unwind"] == "complete" for e in samples)
 
 
 def test_default_event_and_pmu_fallback():

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Built -O2 -fomit-frame-pointer (the Makefile): a known call chain with
- * no frame pointers. "chain N": main -> c -> b -> a, a spinning; "qsort
- * N": main -> sort_many -> libc's qsort -> cmp. N rounds, then it exits;
- * it prints "ready" first so a test can attach to it.
+ * no frame pointers. "chain S": main -> c -> b -> a, a spinning; "qsort
+ * S": main -> sort_many -> libc's qsort -> cmp. Until the process has
+ * used S seconds of CPU: as many samples on any machine.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static volatile unsigned long sink;
 
@@ -59,17 +60,23 @@ __attribute__((noinline)) static void sort_many(unsigned long *v, size_t n)
 	sink += v[0]; /* no tail call: sort_many stays on the stack */
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
-	long rounds = argc > 2 ? atol(argv[2]) : 1000;
+	double until = cpu_seconds() + (argc > 2 ? atof(argv[2]) : 1);
 	unsigned long *v = malloc(4096 * sizeof(*v));
 	long r;
 
 	if (argc < 2 || !v)
 		return 2;
-	printf("ready\n");
-	fflush(stdout);
-	for (r = 0; r < rounds; r++) {
+	for (r = 0; cpu_seconds() < until; r++) {
 		if (!strcmp(argv[1], "qsort"))
 			sort_many(v, 4096);
 		else

@@ -460,8 +460,8 @@ static uint64_t chain_of(struct jt_perfdata *w, const struct jt_sample *smp,
 	}
 	for (i = 0; i < y->nframes && nr + 2 < JT_PERF_CHAIN_MAX; i++) {
 		const struct jt_symres *f = &y->frames[i];
-		uint64_t want = f->kernel ? PERF_CONTEXT_KERNEL :
-					    PERF_CONTEXT_USER;
+		uint64_t want =
+			f->kernel ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
 
 		if (want != ctx)
 			w->chain[nr++] = ctx = want;

@@ -4,8 +4,7 @@
 #include "model/demangle.h"
 
 /* The Itanium C++ ABI's, in libstdc++ (cxxabi.h, extern "C"). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-		     int *status);
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct pair {
 	const char *from;

@@ -43,9 +43,9 @@ struct row {
 	uint8_t source;
 	uint64_t samples;
 	uint64_t retro;
-	uint64_t children;	   /* -g: samples with it on the stack */
-	uint64_t stamp;		   /* the last sample that counted it */
-	struct jt_hash *callers;   /* -g: caller path -> struct path */
+	uint64_t children;	 /* -g: samples with it on the stack */
+	uint64_t stamp;		 /* the last sample that counted it */
+	struct jt_hash *callers; /* -g: caller path -> struct path */
 };
 
 /* A path of callers, interned: "b <- c <- main". */
@@ -62,7 +62,7 @@ struct report {
 	uint32_t pid;
 	const char *comm;
 	int json;
-	int data; /* rows are data regions; source holds enum jt_sharing */
+	int data;  /* rows are data regions; source holds enum jt_sharing */
 	int graph; /* -g */
 	uint64_t stamp;
 	struct jt_stream *s;
@@ -245,10 +245,9 @@ static void add_callers(struct report *r, struct row *w,
 	uint64_t h;
 
 	for (i = leaf + 1; i < y->nframes && i <= leaf + CALLER_DEPTH; i++)
-		n += snprintf(buf + n, sizeof(buf) - n, "%s%s",
-			      n ? " <- " : "",
-			      jt_symres_name(&y->frames[i], name,
-					     sizeof(name)));
+		n += snprintf(
+			buf + n, sizeof(buf) - n, "%s%s", n ? " <- " : "",
+			jt_symres_name(&y->frames[i], name, sizeof(name)));
 	if (n >= sizeof(buf))
 		n = sizeof(buf) - 1;
 	s = jt_intern(&r->strs, n ? buf : "[no callers]", n ? n : 12);
@@ -523,8 +522,8 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	if (r->graph)
 		printf("# %8s", "Children");
 	printf("%s%8s %9s  %-16s %7s  %-24s %-8s %s%s\n", r->graph ? " " : "# ",
-	       r->graph ? "Self" : "Overhead", "Samples",
-	       "Command", "Pid", r->data ? "Backing" : "Shared Object",
+	       r->graph ? "Self" : "Overhead", "Samples", "Command", "Pid",
+	       r->data ? "Backing" : "Shared Object",
 	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol",
 	       r->data ? "  Data Symbol" : "");
 	for (i = 0; i < r->n; i++) {
@@ -537,9 +536,8 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 		else if (r->keys & K_PID)
 			snprintf(pid, sizeof(pid), "%u", w->pid);
 		if (r->graph)
-			printf("  %7.2f%%", r->total ? 100.0 * w->children /
-							       r->total :
-						       0);
+			printf("  %7.2f%%",
+			       r->total ? 100.0 * w->children / r->total : 0);
 		printf("  %7.2f%% %9" PRIu64
 		       "  %-16s %7s  %-24s %-8s %s%s%s%s\n",
 		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,

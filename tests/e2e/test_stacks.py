@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""-g (--call-graph dwarf) on real code with a known call chain: C built
+without frame pointers, the same through Debian libc's qsort, CPython 3.12
+-X perf and 3.13 -X perf_jit, Node --perf-basic-prof and --perf-prof, and
+Java 17 with -XX:+PreserveFramePointer. Every workload runs until it has
+used a fixed amount of CPU, so the sample count does not depend on the
+machine; each test asserts the share of its hot samples whose stack is
+complete (down to _start or the thread's start) and named frame by frame
+as the chain really is."""
+import os
+import re
+import shutil
+
+from jt import JT, ROOT, TMP, WL, Skip, run, script
+
+SRC = os.path.join(ROOT, "tests/workloads/stacks")
+LIBC_START = ["main", "__libc_start_call_main", "__libc_start_main_impl",
+              "_start"]
+MIN_HOT = 150  # of about 500 at 499 Hz for a second of CPU
+WANT = 0.99
+
+
+def need_file(path, what):
+    if not os.path.exists(path):
+        raise Skip(f"{what} is not installed here ({path})")
+
+
+def record_g(cmd, opts=("--user", "nobody"), cwd=None):
+    data = os.path.join(TMP, f"stacks-{os.path.basename(cmd[0])}-{len(os.listdir(TMP))}.data")
+    run([JT, "record", "-o", data, "-g", "-F", "499", *opts, "--", *cmd],
+        timeout=300, cwd=cwd)
+    return data
+
+
+def stacks(data):
+    """(user frame names innermost first, all names, how it ended)."""
+    out = []
+    for e in script(data):
+        if e["type"] != "sample" or "frames" not in e:
+            continue
+        user = [f["name"] for f in e["frames"] if f["source"] != "kallsyms"]
+        out.append((user, [f["name"] for f in e["frames"]], e.get("unwind")))
+    return out
+
+
+def share(data, hot, right):
+    """Of the samples whose stack has a frame matching hot, the share that
+    unwound completely and whose user frames satisfy right()."""
+    hot_stacks = [s for s in stacks(data) if any(hot(n) for n in s[1])]
+    assert len(hot_stacks) >= MIN_HOT, len(hot_stacks)
+    bad = [s for s in hot_stacks if s[2] != "complete" or not right(s[0])]
+    good = 1 - len(bad) / len(hot_stacks)
+    assert good >= WANT, (good, len(hot_stacks), bad[:3])
+    return good, len(hot_stacks)
+
+
+def in_order(names, pats):
+    """pats match names in this order (each a regex), others between."""
+    i = 0
+    for n in names:
+        if i < len(pats) and re.search(pats[i], n):
+            i += 1
+    return i == len(pats)
+
+
+def test_c_without_frame_pointers():
+    data = record_g([os.path.join(WL, "nofp"), "chain", "1"])
+    chain = ["a", "b", "c"] + LIBC_START
+    # The leaf is a most of the time, b, c or main when the timer fires there.
+    share(data, lambda n: n == "c",
+          lambda u: any(u == chain[k:] for k in range(4)))
+
+
+def test_c_through_libc_qsort():
+    data = record_g([os.path.join(WL, "nofp"), "qsort", "1"])
+    # gcc clones sort_many for its constant n: sort_many.constprop.0.
+    tail = ["qsort_r", "sort_many"] + LIBC_START
+
+    def right(u):
+        # cmp, called by libc's merge sort as deep as it recursed.
+        inner = u[:-len(tail)]
+        outer = [re.sub(r"\.constprop\.\d+$", "", n) for n in u[-len(tail):]]
+        return outer == tail and all(
+            n == "cmp" or n.startswith(("msort_with_tmp", "__memcpy", "__memmove"))
+            for n in inner)
+    share(data, lambda n: n.startswith("sort_many"), right)
+
+
+PY_CHAIN = [r"^py::foo:", r"^py::bar:", r"^py::baz:", r"^py::<module>:",
+            r"^Py_BytesMain$", r"^_start$"]
+
+
+def python_stacks(version, flag):
+    py = f"/root/.pyenv/versions/{version}/bin/python3"
+    need_file(py, f"CPython {version} (pyenv)")
+    # pyenv lives under /root: only root can run it.
+    data = record_g([py, flag, os.path.join(SRC, "hot.py"), "1"],
+                    opts=("--run-as-root",))
+    return share(data, lambda n: n.startswith("py::foo:"),
+                 lambda u: u[-1] == "_start" and in_order(u, PY_CHAIN))
+
+
+def test_cpython312_perf_trampolines():
+    # No FDE covers the trampolines: the template's own bytes give the rule.
+    python_stacks("3.12.1", "-Xperf")
+
+
+def test_cpython313_perf_jit_unwinding_info():
+    # The jitdump's UNWINDING_INFO records give the rule.
+    python_stacks("3.13.0", "-Xperf_jit")
+
+
+def node_stacks(flags):
+    if not shutil.which("node"):
+        raise Skip("node is not installed")
+    wd = os.path.join(TMP, "stacks-node")
+    os.makedirs(wd, exist_ok=True)
+    os.chmod(wd, 0o777)
+    js = os.path.join(wd, "hot.js")
+    shutil.copyfile(os.path.join(SRC, "hot.js"), js)
+    os.chmod(js, 0o644)
+    # --perf-prof writes its jitdump into the working directory.
+    data = record_g(["node", *flags, js, "1"], cwd=wd)
+    chain = [r"^JS:\S?f1 ", r"^JS:\S?f2 ", r"^JS:\S?f3 ", r"^_start$"]
+    return share(data, lambda n: re.match(r"^JS:\S?f1 ", n) is not None,
+                 lambda u: u[-1] == "_start" and in_order(u, chain))
+
+
+def test_node_perf_basic_prof():
+    # Frame-pointer steps through JIT code that has no CFI.
+    node_stacks(["--perf-basic-prof", "--interpreted-frames-native-stack"])
+
+
+def test_node_perf_prof_jitdump():
+    node_stacks(["--perf-prof", "--interpreted-frames-native-stack"])
+
+
+def test_java_preserve_frame_pointer():
+    jdk = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
+    need_file(os.path.join(jdk, "javac"), "OpenJDK 17")
+    wd = os.path.join(TMP, "stacks-java")
+    os.makedirs(wd, exist_ok=True)
+    run([os.path.join(jdk, "javac"), "-d", wd, os.path.join(SRC, "Hot.java")])
+    for f in os.listdir(wd):
+        os.chmod(os.path.join(wd, f), 0o644)
+    os.chmod(wd, 0o755)
+    # The perf-map comes at exit: every JIT frame is named by a late record.
+    data = record_g([os.path.join(jdk, "java"), "-XX:+PreserveFramePointer",
+                     "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+                     "-cp", wd, "Hot", "1"])
+    java = [r"Hot\.f1\(long\)", r"^JavaMain$", r"^start_thread$"]
+
+    def right(u):
+        # f1's callers: f3 (f2 inlined) when compiled, else the interpreter.
+        i = next(k for k, n in enumerate(u) if "Hot.f1(long)" in n)
+        return (in_order(u, java) and u[-1].endswith("clone3") and
+                (u[i + 1] in ("Interpreter", "long Hot.f2(long)", "long Hot.f3(long)")))
+    share(data, lambda n: "Hot.f1(long)" in n, right)
