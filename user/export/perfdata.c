@@ -455,7 +455,8 @@ static uint64_t chain_of(struct jt_perfdata *w, const struct jt_sample *smp,
 	if (!y || !y->nframes) {
 		nr = smp->nr_chain < JT_PERF_CHAIN_MAX ? smp->nr_chain :
 							 JT_PERF_CHAIN_MAX;
-		memcpy(w->chain, smp->chain, nr * sizeof(uint64_t));
+		if (nr)
+			memcpy(w->chain, smp->chain, nr * sizeof(uint64_t));
 		return nr;
 	}
 	for (i = 0; i < y->nframes && nr + 2 < JT_PERF_CHAIN_MAX; i++) {

@@ -30,6 +30,10 @@ enum jt_rec_type {
 	JT_REC_JITCAP = 11,  /* struct jt_jitcap_rec: a JIT file hit the cap */
 	JT_REC_PROCCAP = 12, /* struct jt_proccap_rec: a process's cut */
 	JT_REC_CFI = 13,     /* struct jt_cfi_rec + a piece of a section */
+	/* struct jt_perf_rec, struct jt_delta_hdr (lib/stackdelta.h), then
+	 * a sample whose stack copy holds what changed since its thread's
+	 * last one */
+	JT_REC_PERF_DELTA = 14,
 };
 
 /*

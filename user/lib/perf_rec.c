@@ -121,17 +121,37 @@ size_t jt_perf_sample_trim(void *rec, size_t len, uint64_t st,
 	    jt_perf_sample(rec, len, st, &s) ||
 	    jt_perf_sample_user(&s, st, regs_mask, &u) || !u.stack)
 		return len;
-	keep = (u.stack_len + 7) & ~7ULL;
+	/* Whole words only: the unwinder reads nothing else. */
+	keep = u.stack_len & ~7ULL;
 	size_at = (unsigned char *)u.stack - 8;
 	end = (unsigned char *)u.stack + keep;
 	memcpy(&size, size_at, 8);
 	if (keep == size)
 		return len;
-	dyn = u.stack_len;
+	dyn = keep;
 	memcpy(size_at, &keep, 8);
 	memcpy(end, &dyn, 8);
 	/* Nothing follows STACK_USER in what jittrace records. */
 	h->size = end + 8 - (unsigned char *)rec;
+	return h->size;
+}
+
+size_t jt_perf_sample_strip(void *rec, size_t len, uint64_t st,
+			    uint64_t regs_mask)
+{
+	struct perf_event_header *h = rec;
+	struct jt_sample s;
+	struct jt_sample_user u;
+	unsigned char *size_at;
+	uint64_t zero = 0;
+
+	if (!(st & PERF_SAMPLE_STACK_USER) ||
+	    jt_perf_sample(rec, len, st, &s) ||
+	    jt_perf_sample_user(&s, st, regs_mask, &u) || !u.stack)
+		return len;
+	size_at = (unsigned char *)u.stack - 8;
+	memcpy(size_at, &zero, 8);
+	h->size = size_at + 8 - (unsigned char *)rec;
 	return h->size;
 }
 

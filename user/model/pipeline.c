@@ -99,6 +99,32 @@ static void named_exit(void *ctx, struct jt_model *m, struct jt_proc *proc)
 	jt_syms_exited(ctx, proc->pid);
 }
 
+/*
+ * A sample's stack copy is for the unwinder only: once its frames are
+ * final it goes, so the samples held for late names cost little.
+ */
+static struct jt_item *drop_stack(struct jt_pipe *p, struct jt_item *it,
+				  struct jt_named *n)
+{
+	struct jt_item *small;
+	size_t len;
+
+	if (!n->res.chain_end ||
+	    (n->pending && n->res.chain_end - 1 != JT_UW_END_COMPLETE))
+		return it;
+	len = jt_perf_sample_strip((void *)it->data, it->len, p->s->sample_type,
+				   p->s->regs_user);
+	if (len == it->len)
+		return it;
+	it->len = len;
+	small = realloc(it, sizeof(*it) + len);
+	if (!small)
+		return it;
+	small->data = small + 1;
+	n->it = small;
+	return small;
+}
+
 static int step(struct jt_pipe *p, struct jt_item *it)
 {
 	struct jt_named *named;
@@ -109,6 +135,8 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 	}
 	apply(&p->ahead, it);
 	named = jt_syms_sample(&p->syms, &p->ahead, it);
+	if (named)
+		it = drop_stack(p, it, named);
 	if (it->kind == JT_IT_JIT)
 		jt_syms_jit(&p->syms, &p->ahead, it->data);
 	jt_model_reap(&p->ahead, it->time);

@@ -8,6 +8,7 @@
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
 #include "model/stream.h"
+#include "unwind/regs.h"
 
 /* A perf-map writer's write(2)s not yet claimed by a line, oldest first. */
 struct jt_write_queue {
@@ -149,22 +150,65 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	return 0;
 }
 
+/*
+ * Stack copies stored as deltas (--call-graph dwarf) come back whole,
+ * in file order, as the recorder wrote them; h and len become the whole
+ * sample. False: the record is to be left out (counted).
+ */
+static bool whole_stack(struct jt_stream *s, const struct jt_rec *r,
+			const struct perf_event_header **h, uint32_t *len)
+{
+	const struct jt_delta_hdr *dh;
+	size_t olen;
+
+	if (!s->deltas_ready) {
+		jt_stackdelta_init(&s->deltas, s->sample_type, s->regs_user,
+				   JT_UW_PERF_SP);
+		s->deltas_ready = true;
+	}
+	if ((*h)->type == PERF_RECORD_EXIT && *len >= sizeof(**h) + 16)
+		jt_stackdelta_forget(&s->deltas, ((const uint32_t *)*h)[4]);
+	if ((*h)->type != PERF_RECORD_SAMPLE ||
+	    !(s->sample_type & PERF_SAMPLE_STACK_USER))
+		return true;
+	if (r->type == JT_REC_PERF) {
+		jt_stackdelta_note(&s->deltas, *h, *len);
+		return true;
+	}
+	dh = (const void *)((const struct jt_perf_rec *)r->data + 1);
+	if (!s->delta_buf && !(s->delta_buf = malloc(65536)))
+		return false;
+	if (jt_stackdelta_decode(&s->deltas, dh, *h, *len, s->delta_buf, 65536,
+				 &olen))
+		return false;
+	*h = (const void *)s->delta_buf;
+	*len = olen;
+	return true;
+}
+
 static void add_perf(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_perf_rec *pr = r->data;
 	const struct perf_event_header *h;
+	size_t skip = sizeof(*pr);
 	struct jt_item *it;
 	uint64_t time;
 	uint32_t len;
 
-	if (r->len < sizeof(*pr) + sizeof(*h)) {
+	if (r->type == JT_REC_PERF_DELTA)
+		skip += sizeof(struct jt_delta_hdr);
+	if (r->len < skip + sizeof(*h)) {
 		s->unknown_recs++;
 		return;
 	}
-	h = (const void *)(pr + 1);
-	len = r->len - sizeof(*pr);
+	h = (const void *)((const char *)r->data + skip);
+	len = r->len - skip;
 	if (h->size != len) {
 		s->unknown_recs++;
+		return;
+	}
+	if (!whole_stack(s, r, &h, &len)) {
+		s->stack_unknown++;
 		return;
 	}
 	if (h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 16)
@@ -740,6 +784,7 @@ static void take(struct jt_stream *s, const struct jt_rec *r)
 		add_bpf(s, r);
 		break;
 	case JT_REC_PERF:
+	case JT_REC_PERF_DELTA:
 		add_perf(s, r);
 		break;
 	case JT_REC_JITFILE:
@@ -941,6 +986,8 @@ void jt_stream_free(struct jt_stream *s)
 	jt_hash_for_each(&s->buildids, i) free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);
 	jt_cfistore_free(&s->cfis);
+	jt_stackdelta_free(&s->deltas);
+	free(s->delta_buf);
 	jt_ordered_free(&s->ord);
 	free(s->kallsyms);
 	jt_strtab_free(&s->strs);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "lib/hash.h"
 #include "lib/jt_file.h"
+#include "lib/stackdelta.h"
 #include "lib/strtab.h"
 #include "model/jitdump.h"
 #include "model/cfistore.h"
@@ -142,7 +143,11 @@ struct jt_stream {
 	size_t kallsyms_len;
 	struct jt_hash buildids; /* (dev, ino) -> struct jt_buildid_rec */
 	struct jt_cfistore cfis;
-	struct jt_tsc tsc; /* valid when tsc.mult */
+	struct jt_stackdelta deltas; /* stack copies stored as deltas */
+	bool deltas_ready;
+	unsigned char *delta_buf;
+	uint64_t stack_unknown; /* deltas with no copy to apply them to */
+	struct jt_tsc tsc;	/* valid when tsc.mult */
 	/*
 	 * A live reader (the agent) never lists JIT files at the end: the
 	 * sources of processes gone past the grace are freed.

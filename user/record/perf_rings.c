@@ -189,9 +189,12 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 	memset(p, 0, sizeof(*p));
 	p->pages = o->pages;
 	p->tmp = malloc(65536);
-	if (!p->tmp)
+	p->delta = malloc(65536);
+	if (!p->tmp || !p->delta)
 		return -ENOMEM;
 	base_attr(&p->attr, o, npids > 0, enable_on_exec);
+	jt_stackdelta_init(&p->deltas, p->attr.sample_type,
+			   p->attr.sample_regs_user, JT_UW_PERF_SP);
 	if (jt_perf_event_attr(ev, &p->attr)) {
 		fprintf(stderr, "jittrace: unknown event '%s'\n", ev);
 		return -EINVAL;
@@ -206,9 +209,12 @@ int jt_perf_open(struct jt_perf *p, const struct jt_perf_opts *o,
 		jt_perf_close(p);
 		p->pages = o->pages;
 		p->tmp = malloc(65536);
-		if (!p->tmp)
+		p->delta = malloc(65536);
+		if (!p->tmp || !p->delta)
 			return -ENOMEM;
 		base_attr(&p->attr, o, npids > 0, enable_on_exec);
+		jt_stackdelta_init(&p->deltas, p->attr.sample_type,
+				   p->attr.sample_regs_user, JT_UW_PERF_SP);
 		jt_perf_event_attr("cpu-clock", &p->attr);
 		p->event = "cpu-clock";
 		err = open_all(p, pids, npids);
@@ -256,6 +262,36 @@ int jt_perf_enable(struct jt_perf *p)
 	return 0;
 }
 
+/*
+ * A sample with a user stack: cut to what the kernel filled, then stored
+ * as what changed since the thread's last sample when that is smaller.
+ */
+static void write_stack_sample(struct jt_perf *p, struct jt_writer *w,
+			       const struct jt_perf_rec *pr, const void *rec,
+			       size_t size)
+{
+	struct {
+		struct jt_perf_rec pr;
+		struct jt_delta_hdr dh;
+	} hd = { *pr };
+	size_t len, olen;
+
+	if (rec != p->tmp)
+		memcpy(p->tmp, rec, size);
+	len = jt_perf_sample_trim(p->tmp, size, p->attr.sample_type,
+				  p->attr.sample_regs_user);
+	p->stack_bytes += len;
+	if (jt_stackdelta_encode(&p->deltas, p->tmp, len, p->delta, &olen,
+				 &hd.dh)) {
+		p->stack_stored += olen;
+		jt_writer_add(w, JT_REC_PERF_DELTA, &hd, sizeof(hd), p->delta,
+			      olen);
+		return;
+	}
+	p->stack_stored += len;
+	jt_writer_add(w, JT_REC_PERF, pr, sizeof(*pr), p->tmp, len);
+}
+
 /* Writer errors are the writer's to count: the ring must keep moving. */
 static void drain_ring(struct jt_perf *p, struct jt_ring *r,
 		       struct jt_writer *w)
@@ -286,15 +322,17 @@ static void drain_ring(struct jt_perf *p, struct jt_ring *r,
 			p->lost_records += ((const uint64_t *)rec)[2];
 		len = h.size;
 		if (h.type == PERF_RECORD_SAMPLE &&
-		    (p->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
-			if (rec != p->tmp)
-				memcpy(p->tmp, rec, h.size);
-			rec = p->tmp;
-			len = jt_perf_sample_trim(p->tmp, h.size,
-						  p->attr.sample_type,
-						  p->attr.sample_regs_user);
-		}
-		jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec, len);
+		    (p->attr.sample_type & PERF_SAMPLE_STACK_USER))
+			write_stack_sample(p, w, &pr, rec, h.size);
+		else
+			jt_writer_add(w, JT_REC_PERF, &pr, sizeof(pr), rec,
+				      len);
+		if (h.type == PERF_RECORD_EXIT && len >= sizeof(h) + 16)
+			jt_stackdelta_forget(&p->deltas,
+					     ((const uint32_t *)rec)[4]);
+		/* A record lost to the file: deltas must not lean on it. */
+		if (w->err)
+			jt_stackdelta_reset(&p->deltas);
 		p->records++;
 		tail += h.size;
 	}
@@ -341,5 +379,7 @@ void jt_perf_close(struct jt_perf *p)
 	free(p->rings);
 	free(p->fds);
 	free(p->tmp);
+	free(p->delta);
+	jt_stackdelta_free(&p->deltas);
 	memset(p, 0, sizeof(*p));
 }

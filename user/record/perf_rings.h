@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <linux/perf_event.h>
 #include "lib/jt_file.h"
+#include "lib/stackdelta.h"
 
 struct jt_perf_opts {
 	const char *event; /* NULL: cycles, or cpu-clock without a PMU */
@@ -38,8 +39,12 @@ struct jt_perf {
 	int *fds; /* every fd, ring owners and redirected ones */
 	int nfds;
 	size_t fds_cap;
-	char *tmp; /* a record that wraps around the ring end */
+	char *tmp;   /* a record that wraps around the ring end */
+	char *delta; /* a sample's stack stored as a delta */
+	struct jt_stackdelta deltas;
 	uint64_t records;
+	uint64_t stack_bytes;  /* of stack copies the kernel gave */
+	uint64_t stack_stored; /* of them, written */
 	uint64_t lost_records; /* summed from PERF_RECORD_LOST */
 };
 

@@ -26,6 +26,8 @@
 	 (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) |             \
 	 (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
 
+#define JT_UW_PERF_SP PERF_REG_X86_SP
+
 /* DWARF number of perf register p, or -1. */
 static inline int jt_uw_dwarf_reg(int p)
 {
