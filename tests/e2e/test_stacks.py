@@ -6,7 +6,8 @@ Java 17 with -XX:+PreserveFramePointer. Every workload runs until it has
 used a fixed amount of CPU, so the sample count does not depend on the
 machine; each test asserts the share of its hot samples whose stack is
 complete (down to _start or the thread's start) and named frame by frame
-as the chain really is."""
+as the chain really is. tests/bench/bench_stacks.py runs the same
+workloads and checks against perf."""
 import os
 import re
 import shutil
@@ -14,10 +15,64 @@ import shutil
 from jt import JT, ROOT, TMP, WL, Skip, run, script
 
 SRC = os.path.join(ROOT, "tests/workloads/stacks")
+JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
 LIBC_START = ["main", "__libc_start_call_main", "__libc_start_main_impl",
               "_start"]
 MIN_HOT = 150  # of about 500 at 499 Hz for a second of CPU
 WANT = 0.99
+
+
+def in_order(names, pats):
+    """pats match names in this order (each a regex), others between."""
+    i = 0
+    for n in names:
+        if i < len(pats) and re.search(pats[i], n):
+            i += 1
+    return i == len(pats)
+
+
+def c_right(u):
+    chain = ["a", "b", "c"] + LIBC_START
+    # The leaf is a most of the time, b, c or main when the timer fires there.
+    return any(u == chain[k:] for k in range(4))
+
+
+# gcc clones sort_many for its constant n: sort_many.constprop.0.
+QSORT_TAIL = ["qsort_r", "sort_many"] + LIBC_START
+
+
+def qsort_right(u):
+    # cmp, called by libc's merge sort as deep as it recursed.
+    inner = u[:-len(QSORT_TAIL)]
+    outer = [re.sub(r"\.constprop\.\d+$", "", n) for n in u[-len(QSORT_TAIL):]]
+    return outer == QSORT_TAIL and all(
+        n == "cmp" or n.startswith(("msort_with_tmp", "__memcpy", "__memmove"))
+        for n in inner)
+
+
+PY_CHAIN = [r"^py::foo:", r"^py::bar:", r"^py::baz:", r"^py::<module>:",
+            r"^Py_BytesMain$", r"^_start$"]
+JS_CHAIN = [r"^JS:\S?f1 ", r"^JS:\S?f2 ", r"^JS:\S?f3 ", r"^_start$"]
+JAVA_CHAIN = [r"Hot\.f1\(long\)", r"^JavaMain$", r"^start_thread$"]
+
+
+def java_right(u):
+    # f1's callers: f3 (f2 inlined) when compiled, else the interpreter.
+    i = next(k for k, n in enumerate(u) if "Hot.f1(long)" in n)
+    return (in_order(u, JAVA_CHAIN) and u[-1].endswith("clone3") and i + 1 < len(u)
+            and u[i + 1] in ("Interpreter", "long Hot.f2(long)", "long Hot.f3(long)"))
+
+
+# workload -> (is a frame of the hot loop, is this user stack right)
+CHECKS = {
+    "c": (lambda n: n == "c", c_right),
+    "qsort": (lambda n: n.startswith("sort_many"), qsort_right),
+    "python": (lambda n: n.startswith("py::foo:"),
+               lambda u: u[-1] == "_start" and in_order(u, PY_CHAIN)),
+    "node": (lambda n: re.match(r"^JS:\S?f1 ", n) is not None,
+             lambda u: u[-1] == "_start" and in_order(u, JS_CHAIN)),
+    "java": (lambda n: "Hot.f1(long)" in n, java_right),
+}
 
 
 def need_file(path, what):
@@ -43,61 +98,40 @@ def stacks(data):
     return out
 
 
-def share(data, hot, right):
-    """Of the samples whose stack has a frame matching hot, the share that
-    unwound completely and whose user frames satisfy right()."""
+def share(data, check):
+    """Of the samples whose stack has a frame of the hot loop, the share
+    that unwound completely and whose user frames are right."""
+    hot, right = CHECKS[check]
     hot_stacks = [s for s in stacks(data) if any(hot(n) for n in s[1])]
     assert len(hot_stacks) >= MIN_HOT, len(hot_stacks)
     bad = [s for s in hot_stacks if s[2] != "complete" or not right(s[0])]
     good = 1 - len(bad) / len(hot_stacks)
+    print(f"    {check}: {len(hot_stacks) - len(bad)}/{len(hot_stacks)} "
+          f"hot stacks complete and right")
     assert good >= WANT, (good, len(hot_stacks), bad[:3])
-    return good, len(hot_stacks)
 
 
-def in_order(names, pats):
-    """pats match names in this order (each a regex), others between."""
-    i = 0
-    for n in names:
-        if i < len(pats) and re.search(pats[i], n):
-            i += 1
-    return i == len(pats)
+def workdir(name):
+    wd = os.path.join(TMP, name)
+    os.makedirs(wd, exist_ok=True)
+    os.chmod(wd, 0o777)
+    return wd
 
 
 def test_c_without_frame_pointers():
-    data = record_g([os.path.join(WL, "nofp"), "chain", "1"])
-    chain = ["a", "b", "c"] + LIBC_START
-    # The leaf is a most of the time, b, c or main when the timer fires there.
-    share(data, lambda n: n == "c",
-          lambda u: any(u == chain[k:] for k in range(4)))
+    share(record_g([os.path.join(WL, "nofp"), "chain", "1"]), "c")
 
 
 def test_c_through_libc_qsort():
-    data = record_g([os.path.join(WL, "nofp"), "qsort", "1"])
-    # gcc clones sort_many for its constant n: sort_many.constprop.0.
-    tail = ["qsort_r", "sort_many"] + LIBC_START
-
-    def right(u):
-        # cmp, called by libc's merge sort as deep as it recursed.
-        inner = u[:-len(tail)]
-        outer = [re.sub(r"\.constprop\.\d+$", "", n) for n in u[-len(tail):]]
-        return outer == tail and all(
-            n == "cmp" or n.startswith(("msort_with_tmp", "__memcpy", "__memmove"))
-            for n in inner)
-    share(data, lambda n: n.startswith("sort_many"), right)
-
-
-PY_CHAIN = [r"^py::foo:", r"^py::bar:", r"^py::baz:", r"^py::<module>:",
-            r"^Py_BytesMain$", r"^_start$"]
+    share(record_g([os.path.join(WL, "nofp"), "qsort", "1"]), "qsort")
 
 
 def python_stacks(version, flag):
     py = f"/root/.pyenv/versions/{version}/bin/python3"
     need_file(py, f"CPython {version} (pyenv)")
     # pyenv lives under /root: only root can run it.
-    data = record_g([py, flag, os.path.join(SRC, "hot.py"), "1"],
-                    opts=("--run-as-root",))
-    return share(data, lambda n: n.startswith("py::foo:"),
-                 lambda u: u[-1] == "_start" and in_order(u, PY_CHAIN))
+    share(record_g([py, flag, os.path.join(SRC, "hot.py"), "1"],
+                   opts=("--run-as-root",)), "python")
 
 
 def test_cpython312_perf_trampolines():
@@ -113,17 +147,12 @@ def test_cpython313_perf_jit_unwinding_info():
 def node_stacks(flags):
     if not shutil.which("node"):
         raise Skip("node is not installed")
-    wd = os.path.join(TMP, "stacks-node")
-    os.makedirs(wd, exist_ok=True)
-    os.chmod(wd, 0o777)
+    wd = workdir("stacks-node")
     js = os.path.join(wd, "hot.js")
     shutil.copyfile(os.path.join(SRC, "hot.js"), js)
     os.chmod(js, 0o644)
     # --perf-prof writes its jitdump into the working directory.
-    data = record_g(["node", *flags, js, "1"], cwd=wd)
-    chain = [r"^JS:\S?f1 ", r"^JS:\S?f2 ", r"^JS:\S?f3 ", r"^_start$"]
-    return share(data, lambda n: re.match(r"^JS:\S?f1 ", n) is not None,
-                 lambda u: u[-1] == "_start" and in_order(u, chain))
+    share(record_g(["node", *flags, js, "1"], cwd=wd), "node")
 
 
 def test_node_perf_basic_prof():
@@ -132,27 +161,27 @@ def test_node_perf_basic_prof():
 
 
 def test_node_perf_prof_jitdump():
-    node_stacks(["--perf-prof", "--interpreted-frames-native-stack"])
+    # V8's own CFI for its code, in the jitdump's UNWINDING_INFO records.
+    node_stacks(["--perf-prof", "--perf-prof-unwinding-info",
+                 "--interpreted-frames-native-stack"])
 
 
-def test_java_preserve_frame_pointer():
-    jdk = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
-    need_file(os.path.join(jdk, "javac"), "OpenJDK 17")
-    wd = os.path.join(TMP, "stacks-java")
-    os.makedirs(wd, exist_ok=True)
-    run([os.path.join(jdk, "javac"), "-d", wd, os.path.join(SRC, "Hot.java")])
+def java_classes():
+    need_file(os.path.join(JDK17, "javac"), "OpenJDK 17")
+    wd = workdir("stacks-java")
+    run([os.path.join(JDK17, "javac"), "-d", wd, os.path.join(SRC, "Hot.java")])
     for f in os.listdir(wd):
         os.chmod(os.path.join(wd, f), 0o644)
     os.chmod(wd, 0o755)
-    # The perf-map comes at exit: every JIT frame is named by a late record.
-    data = record_g([os.path.join(jdk, "java"), "-XX:+PreserveFramePointer",
-                     "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
-                     "-cp", wd, "Hot", "1"])
-    java = [r"Hot\.f1\(long\)", r"^JavaMain$", r"^start_thread$"]
+    return wd
 
-    def right(u):
-        # f1's callers: f3 (f2 inlined) when compiled, else the interpreter.
-        i = next(k for k, n in enumerate(u) if "Hot.f1(long)" in n)
-        return (in_order(u, java) and u[-1].endswith("clone3") and
-                (u[i + 1] in ("Interpreter", "long Hot.f2(long)", "long Hot.f3(long)")))
-    share(data, lambda n: "Hot.f1(long)" in n, right)
+
+JAVA_FLAGS = ["-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions",
+              "-XX:+DumpPerfMapAtExit"]
+
+
+def test_java_preserve_frame_pointer():
+    wd = java_classes()
+    # The perf-map comes at exit: every JIT frame is named by a late record.
+    share(record_g([os.path.join(JDK17, "java"), *JAVA_FLAGS, "-cp", wd, "Hot", "1"]),
+          "java")
