@@ -173,6 +173,69 @@ static bool debug_symbols(struct jt_elffile *f, struct jt_strtab *strs)
 	return done;
 }
 
+static Elf_Scn *section_named(Elf *e, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *name;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, sh) &&
+		    (name = elf_strptr(e, shstrndx, sh->sh_name)) &&
+		    !strcmp(name, want))
+			return scn;
+	return NULL;
+}
+
+/*
+ * PLT entries as perf names them, name@plt: the i-th R_X86_64_JUMP_SLOT
+ * of .rela.plt jumps through the i-th entry of .plt.sec when the file
+ * has one (IBT), else of .plt after its 16-byte header.
+ */
+static void add_plt(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rel = section_named(e, ".rela.plt", &rsh), *plt, *dyn;
+	Elf_Data *rd, *dd;
+	struct symvec sv = { f->syms, f->nsyms, f->nsyms };
+	uint64_t base;
+	size_t i, n;
+
+	if (!rel || rsh.sh_type != SHT_RELA || !rsh.sh_entsize ||
+	    !(dyn = elf_getscn(e, rsh.sh_link)) || !gelf_getshdr(dyn, &dsh) ||
+	    !(rd = elf_getdata(rel, NULL)) || !(dd = elf_getdata(dyn, NULL)))
+		return;
+	if ((plt = section_named(e, ".plt.sec", &psh)))
+		base = psh.sh_addr;
+	else if ((plt = section_named(e, ".plt", &psh)))
+		base = psh.sh_addr + 16;
+	else
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (i = 0; i < n && (i + 1) * 16 <= psh.sh_size; i++) {
+		char name[256];
+		const char *sym;
+		GElf_Rela r;
+		GElf_Sym ds;
+		GElf_Sym s = { .st_value = base + i * 16, .st_size = 16 };
+
+		if (!gelf_getrela(rd, i, &r) ||
+		    GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+		    !gelf_getsym(dd, GELF_R_SYM(r.r_info), &ds) ||
+		    !(sym = elf_strptr(e, dsh.sh_link, ds.st_name)) || !*sym)
+			continue;
+		snprintf(name, sizeof(name), "%s@plt", sym);
+		if (add_sym(&sv, &s, name, strs))
+			break;
+	}
+	f->syms = sv.v;
+	f->nsyms = sv.n;
+	if (f->nsyms)
+		qsort(f->syms, f->nsyms, sizeof(*f->syms), cmp_sym);
+}
+
 /* .symtab when the file has one (not stripped), else .dynsym. */
 static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 {
@@ -196,6 +259,7 @@ static void read_symbols(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 		read_symtab(f, e, tab, &tsh, strs);
 	else if (!debug_symbols(f, strs) && dyn)
 		read_symtab(f, e, dyn, &dsh, strs);
+	add_plt(f, e, strs);
 }
 
 static void read_segments(struct jt_elffile *f, Elf *e)
