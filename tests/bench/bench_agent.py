@@ -10,7 +10,7 @@ the same run, over SECS (default 60) per scenario:
 For each: the tracer's CPU (user+sys of all its threads, from
 /proc/PID/stat) as a share of one core, and its peak RSS (VmHWM). The
 agent is scraped once per scenario, as Parca would.
-usage: bench_agent.py BUILD_DIR [SECS]"""
+usage: [AGENT_CALL_GRAPH=fp|dwarf] bench_agent.py BUILD_DIR [SECS]"""
 import os
 import signal
 import socket
@@ -29,6 +29,8 @@ JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
 TMP = tempfile.mkdtemp(prefix="jt-bench-agent-", dir="/var/tmp")
 AS_USER = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
 HZ = os.sysconf("SC_CLK_TCK")
+# The agent's -g is --call-graph dwarf; AGENT_CALL_GRAPH=fp for the cheap one.
+CALL_GRAPH = os.environ.get("AGENT_CALL_GRAPH", "dwarf")
 
 
 def cpu_seconds(pid):
@@ -52,7 +54,8 @@ def free_port():
 def start_tracer(name):
     if name == "agent":
         port = free_port()
-        p = subprocess.Popen([JT, "agent", "-g", "--listen", f"127.0.0.1:{port}"],
+        p = subprocess.Popen([JT, "agent", "--call-graph", CALL_GRAPH,
+                              "--listen", f"127.0.0.1:{port}"],
                              stderr=subprocess.PIPE, text=True)
         for line in p.stderr:
             if "agent: serving" in line:

@@ -464,6 +464,9 @@ static uint64_t chain_of(struct jt_perfdata *w, const struct jt_sample *smp,
 		uint64_t want =
 			f->kernel ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
 
+		/* perf finds inlined functions in the DWARF itself. */
+		if (f->inlined)
+			continue;
 		if (want != ctx)
 			w->chain[nr++] = ctx = want;
 		w->chain[nr++] = f->ip;

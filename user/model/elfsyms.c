@@ -11,6 +11,7 @@
 
 #define JT_DEBUG_DIR "/usr/lib/debug"
 #include "model/elfsyms.h"
+#include "model/inlines.h"
 #include "unwind/cfi.h"
 
 /* By start; at one address, versioned aliases (name@VER) first, so the
@@ -130,24 +131,19 @@ size_t jt_elf_build_id(int fd, unsigned char id[20])
 }
 
 /*
- * A stripped file's full symbol table, from its detached debug file
- * (/usr/lib/debug/.build-id/xx/yyyy.debug, as perf and gdb look it up):
- * static functions such as __libc_start_call_main. Only a root-owned
- * file that no one else may write is read.
+ * f's detached debug file (/usr/lib/debug/.build-id/xx/yyyy.debug, as
+ * perf and gdb look it up), open; -1 when there is none. Only a
+ * root-owned file that no one else may write is read.
  */
-static bool debug_symbols(struct jt_elffile *f, struct jt_strtab *strs)
+int jt_elf_debug_fd(const struct jt_elffile *f)
 {
 	char path[128];
 	struct stat st;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	bool done = false;
 	size_t i, n;
-	Elf *e;
 	int fd;
 
 	if (f->build_id_len < 2)
-		return false;
+		return -1;
 	n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", JT_DEBUG_DIR,
 		     f->build_id[0]);
 	for (i = 1; i < f->build_id_len; i++)
@@ -156,12 +152,27 @@ static bool debug_symbols(struct jt_elffile *f, struct jt_strtab *strs)
 	snprintf(path + n, sizeof(path) - n, ".debug");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return false;
+		return -1;
 	if (fstat(fd, &st) || st.st_uid || (st.st_mode & 022) ||
 	    !S_ISREG(st.st_mode)) {
 		close(fd);
-		return false;
+		return -1;
 	}
+	return fd;
+}
+
+/* A stripped file's full symbol table, from its debug file: static
+ * functions such as __libc_start_call_main. */
+static bool debug_symbols(struct jt_elffile *f, struct jt_strtab *strs)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool done = false;
+	Elf *e;
+	int fd = jt_elf_debug_fd(f);
+
+	if (fd < 0)
+		return false;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	while (e && !done && (scn = elf_nextscn(e, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
@@ -454,6 +465,7 @@ void jt_elfcache_free(struct jt_elfcache *c)
 		free(c->files[i]->syms);
 		free(c->files[i]->segs);
 		jt_cfi_free(c->files[i]->cfi);
+		jt_inlines_close(c->files[i]);
 		free(c->files[i]->tramp);
 		free(c->files[i]);
 	}

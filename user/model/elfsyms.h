@@ -45,6 +45,9 @@ struct jt_elffile {
 	struct jt_tramp *tramp; /* CPython's trampoline template, if any */
 	int8_t cfi_state;	/* 0: not tried, 1: loaded, -1: none */
 	int8_t tramp_state;
+	int8_t dwarf_state;
+	void *dwarf; /* libdw's Dwarf of its debug info, for inlined frames */
+	int dwarf_fd;
 };
 
 struct jt_elfcache {
@@ -62,6 +65,8 @@ struct jt_elffile *jt_elf_get(struct jt_elfcache *c, const char *path);
  */
 struct jt_elffile *jt_elf_get_fd(struct jt_elfcache *c, const char *key,
 				 int fd);
+/* f's detached debug file by build-id, open (root's only); or -1. */
+int jt_elf_debug_fd(const struct jt_elffile *f);
 /* The GNU build-id of the ELF file open at fd; its length, or 0. */
 size_t jt_elf_build_id(int fd, unsigned char id[20]);
 /* The ELF address of file offset off in a loaded segment; 0, or -1. */

@@ -53,6 +53,8 @@ void jt_syms_init(struct jt_syms *y, struct jt_stream *s)
 	y->s = s;
 	y->elf.strs = &y->strs;
 	y->dem.strs = &y->strs;
+	y->inl.strs = &y->strs;
+	y->inl.dem = &y->dem;
 }
 
 static const char *basename_of(const char *path)
@@ -280,39 +282,90 @@ static void resolve_frame(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 	r->call = !leaf && ip;
 }
 
+/* The frames of one sample, as they are found. */
+struct framevec {
+	struct jt_symres *v;
+	size_t n;
+	size_t cap;
+};
+
+static struct jt_symres *new_frame(struct framevec *fv)
+{
+	if (jt_reserve(&fv->v, &fv->cap, fv->n + 1, sizeof(*fv->v)))
+		return NULL;
+	memset(&fv->v[fv->n], 0, sizeof(*fv->v));
+	return &fv->v[fv->n++];
+}
+
+/*
+ * A user frame in an ELF function, and before it the functions the
+ * compiler inlined at that place (its DWARF, when there is some), as
+ * perf shows them: the same address, the innermost first.
+ */
+static int user_frame(struct jt_syms *y, struct jt_model *m, uint32_t pid,
+		      uint64_t ip, bool leaf, struct framevec *fv)
+{
+	const char *inl[JT_INLINE_MAX];
+	struct jt_symres f, *r;
+	struct jt_elffile *e;
+	uint64_t vaddr;
+	int n = 0, i;
+
+	resolve_frame(y, m, pid, ip, false, leaf, &f);
+	if (f.source == JT_SRC_ELF && f.path &&
+	    (e = jt_elf_get(&y->elf, f.path)) && e->ok &&
+	    !jt_elf_off_vaddr(e, f.offset, &vaddr))
+		n = jt_inlines_at(&y->inl, e, vaddr, inl, JT_INLINE_MAX);
+	for (i = 0; i < n; i++) {
+		if (!(r = new_frame(fv)))
+			return -ENOMEM;
+		*r = f;
+		r->sym = inl[i];
+		r->inlined = 1;
+	}
+	if (!(r = new_frame(fv)))
+		return -ENOMEM;
+	*r = f;
+	return 0;
+}
+
 static int add_frames(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_sample *smp, struct jt_symres *r)
 {
 	struct jt_uw_frame uf[JT_CHAIN_MAX];
 	bool kernel = jt_perf_kernel_ip(smp->misc), first_user = true;
 	enum jt_uw_end end = JT_UW_END_NOREGS;
-	int nu = 0, i;
+	struct framevec fv = {};
+	struct jt_symres *f;
+	int nu = 0, i, err = 0;
 	uint64_t k;
 
 	if (y->s->sample_type & PERF_SAMPLE_REGS_USER) {
 		nu = jt_chain_unwind(y, m, smp, uf, JT_CHAIN_MAX, &end);
 		r->chain_end = end + 1;
 	}
-	r->frames = calloc(smp->nr_chain + nu + 1, sizeof(*r->frames));
-	if (!r->frames)
-		return -ENOMEM;
-	for (k = 0; k < smp->nr_chain; k++) {
+	for (k = 0; k < smp->nr_chain && !err; k++) {
 		uint64_t ip = smp->chain[k];
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		resolve_frame(y, m, smp->pid, ip, kernel,
-			      kernel ? k == 1 : first_user,
-			      &r->frames[r->nframes++]);
-		if (!kernel)
+		if (!kernel) {
+			err = user_frame(y, m, smp->pid, ip, first_user, &fv);
 			first_user = false;
+		} else if ((f = new_frame(&fv))) {
+			resolve_frame(y, m, smp->pid, ip, true, k == 1, f);
+		} else {
+			err = -ENOMEM;
+		}
 	}
-	for (i = 0; i < nu; i++)
-		resolve_frame(y, m, smp->pid, uf[i].pc, false, i == 0,
-			      &r->frames[r->nframes++]);
-	return 0;
+	for (i = 0; i < nu && !err; i++)
+		err = user_frame(y, m, smp->pid, uf[i].pc, i == 0, &fv);
+	/* Never NULL: a sample with a chain has frames, even none. */
+	r->frames = fv.v ? fv.v : calloc(1, sizeof(*r->frames));
+	r->nframes = fv.n;
+	return err ? err : r->frames ? 0 : -ENOMEM;
 }
 
 /*
@@ -654,6 +707,7 @@ void jt_syms_free(struct jt_syms *y)
 	}
 	jt_hash_free(&y->waiting);
 	jt_chains_free(&y->chains);
+	jt_inlines_free(&y->inl);
 	jt_demangler_free(&y->dem);
 	free(y->redo);
 	jt_cfi_free(y->vdso_cfi);

@@ -16,6 +16,7 @@
 #include "model/kallsyms.h"
 #include "model/callchain.h"
 #include "model/demangle.h"
+#include "model/inlines.h"
 #include "model/model.h"
 #include "model/stream.h"
 
@@ -38,6 +39,7 @@ struct jt_symres {
 	uint8_t is_sample;
 	uint8_t chain_end; /* enum jt_uw_end + 1 when unwound; else 0 */
 	uint8_t call;	   /* a return address: named by its call, ip - 1 */
+	uint8_t inlined;   /* a function inlined where the next frame is */
 };
 
 /* A frame (or the leaf) waiting for a late code-load record. */
@@ -84,6 +86,7 @@ struct jt_syms {
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
 	struct jt_chains chains;
 	struct jt_demangler dem;
+	struct jt_inlines inl;
 	/*
 	 * Samples whose unwinding stopped in JIT code whose load record (and
 	 * CFI) reached the stream after them: unwound again once it came.

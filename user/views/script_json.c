@@ -164,6 +164,8 @@ static void frames(struct jt_json *j, const struct jt_symres *y)
 		jt_json_str_field(j, "source", jt_source_name(f->source));
 		if (f->retro)
 			jt_json_bool_field(j, "retro", true);
+		if (f->inlined)
+			jt_json_bool_field(j, "inlined", true);
 		jt_json_end(j);
 	}
 	jt_json_end(j);
