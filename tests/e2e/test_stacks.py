@@ -8,6 +8,7 @@ machine; each test asserts the share of its hot samples whose stack is
 complete (down to _start or the thread's start) and named frame by frame
 as the chain really is. tests/bench/bench_stacks.py runs the same
 workloads and checks against perf."""
+import json
 import os
 import re
 import shutil
@@ -197,3 +198,41 @@ def test_java_preserve_frame_pointer():
     # The perf-map comes at exit: every JIT frame is named by a late record.
     share(record_g([os.path.join(JDK17, "java"), *JAVA_FLAGS, "-cp", wd, "Hot", "1"]),
           "java")
+
+
+def test_exports_and_report_keep_whole_stacks():
+    """What the views unwound, the exports carry: stock perf reads the
+    chains from `export --format perf -g`, go tool pprof from `--format
+    pprof -g`, and `report -g` counts each function's Children."""
+    from agentlib import pprof_raw
+    data = record_g([os.path.join(WL, "nofp"), "chain", "1"])
+    chain = ["a", "b", "c"] + LIBC_START
+    hot = sum(1 for s in stacks(data) if "c" in s[0])
+    assert hot >= MIN_HOT, hot
+
+    out = data + ".perf"
+    run([JT, "export", "-i", data, "--format", "perf", "-g", "-o", out])
+    text = run(["perf", "script", "-i", out, "-F", "ip,sym"], errors="replace").stdout
+    perf_chains = [[re.sub(r"\+0x[0-9a-f]+$", "", ln.split(None, 1)[1]) for ln in b.splitlines()
+                    if len(ln.split(None, 1)) == 2]
+                   for b in text.split("\n\n")]
+    perf_hot = [c for c in perf_chains if "c" in c]
+    # perf names libc's functions from libc itself: the one alias differs.
+    right = [c for c in perf_hot
+             if [n.replace("__libc_start_main@@GLIBC_2.34", "__libc_start_main_impl")
+                 for n in c] in (chain[k:] for k in range(4))]
+    assert len(perf_hot) == hot and len(right) >= WANT * hot, (hot, perf_hot[:3])
+
+    pb = data + ".pb.gz"
+    run([JT, "export", "-i", data, "--format", "pprof", "-g", "-o", pb])
+    _, samples = pprof_raw(pb)
+    pp_hot = [(n, fr) for n, _, fr, _ in samples if "c" in fr]
+    assert sum(n for n, _ in pp_hot) == hot
+    assert sum(n for n, fr in pp_hot if fr in (chain[k:] for k in range(4))) >= WANT * hot
+
+    rows = {r["sym"]: r for r in json.loads(
+        run([JT, "report", "-i", data, "-g", "--sort", "sym", "--json"]).stdout)}
+    assert rows["c"]["children"] == hot and rows["main"]["children"] >= hot
+    assert rows["a"]["callers"][0]["path"].startswith(
+        "b <- c <- main <- __libc_start_call_main <- __libc_start_main_impl <- _start")
+    assert rows["a"]["callers"][0]["samples"] >= WANT * rows["a"]["samples"]
