@@ -51,7 +51,18 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
 	     $(OUT)/workloads/libjtcow.so $(OUT)/workloads/libjtdata.so
 
 .PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format
-all: $(OUT)/jittrace $(WORKLOADS)
+# The JVMTI agent (jvmti/) builds against a JDK's jvmti.h.
+JDK_INCLUDE ?= $(firstword $(wildcard /usr/lib/jvm/default-java/include \
+		/usr/lib/jvm/java-17-openjdk-amd64/include /usr/lib/jvm/*/include))
+JVMTI_SO := $(OUT)/lib/jittrace/libjittrace-jvmti.so
+
+all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS)
+
+$(JVMTI_SO): jvmti/jittrace_jvmti.c jvmti/jitdump_records.h
+	@mkdir -p $(@D)
+	@test -n "$(JDK_INCLUDE)" || { echo "no JDK headers (jvmti.h): apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
+	$(CC) $(filter-out -MMD -MP,$(JT_CFLAGS)) $(CFLAGS) -fPIC -shared \
+		-I$(JDK_INCLUDE) -I$(JDK_INCLUDE)/linux -o $@ $< -lpthread
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -165,8 +176,10 @@ fuzz: $(FUZZ_BINS)
 			$(OUT)/corpus/$$(basename $$f) tests/fuzz/seeds || exit 1; \
 	done
 
-install: $(OUT)/jittrace
+install: $(OUT)/jittrace $(JVMTI_SO)
 	install -D -m 0755 $(OUT)/jittrace $(DESTDIR)$(PREFIX)/bin/jittrace
+	install -D -m 0644 $(JVMTI_SO) \
+		$(DESTDIR)$(PREFIX)/lib/jittrace/libjittrace-jvmti.so
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux)

@@ -4,7 +4,8 @@
 set -e
 pkgs="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev \
 pkg-config make gcc jq linux-perf libclang-rt-14-dev libdw-dev \
-protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev"
+protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev \
+openjdk-17-jdk-headless"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go \
 	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick libc6-dbg"
 missing=

@@ -91,6 +91,15 @@ def test_address_reuse_perfmap_only():
     check(out, data, "perfmap")
 
 
+def test_perfmap_rewritten_in_place():
+    # As jcmd Compiler.perfmap does: the file written again from its start,
+    # truncated first or written over at the same size. Each version is
+    # read again, and its lines name the samples of their own time.
+    out, data = jitgen("rewrite", 6, 1.2, jitdump=False, perfmap=True)
+    per_name = check(out, data, "perfmap")
+    assert sorted(per_name) == [f"rewrite_{i:02d}" for i in range(6)]
+
+
 def test_address_reuse_jitdump():
     out, data = jitgen("reuse", 6, 1.2)
     check(out, data, "jitdump")

@@ -11,6 +11,9 @@
  *   late      each function runs before its load record is written
  *   move      each function runs, is moved to another page, runs again
  *   many      N functions 16 bytes apart, all loaded, then run in turn
+ *   rewrite   one function renamed N times by rewriting the perf-map
+ *             from its start (-m), as jcmd Compiler.perfmap does: every
+ *             other time truncated first, else written over in place
  * usage: jitgen MODE N SECONDS [-j DIR | -t DIR] [-m] [-w K] [-s SIZE]
  * -t writes the jitdump without the marker mmap: ground truth that no
  * profiler sees. -w K (adjacent, reuse, move): after the K-th function
@@ -235,6 +238,31 @@ static void reuse(int n, double secs)
 	}
 }
 
+static void rewrite(int n, double secs)
+{
+	char *p = new_page(NULL), name[32];
+	uint64_t t;
+	int i;
+
+	emit_body((unsigned char *)p, 20000);
+	make_exec(p);
+	for (i = 0; i < n && pmap; i++) {
+		snprintf(name, sizeof(name), "rewrite_%02d", i);
+		fflush(pmap);
+		rewind(pmap);
+		if (!(i % 2) && ftruncate(fileno(pmap), 0))
+			exit(1);
+		t = now_ns();
+		printf("load %s %lx %x %llu\n", name,
+		       (unsigned long)(uintptr_t)p, CODE_SIZE,
+		       (unsigned long long)t);
+		fprintf(pmap, "%lx %llx %s\n", (unsigned long)(uintptr_t)p,
+			declared_size, name);
+		fflush(pmap);
+		run(name, p, secs / n);
+	}
+}
+
 static void memfd(int n, double secs)
 {
 	int fd = memfd_create("jitgen-code", 0), i;
@@ -389,6 +417,8 @@ int main(int argc, char **argv)
 		move(n, secs);
 	else if (!strcmp(mode, "many"))
 		many(n, secs);
+	else if (!strcmp(mode, "rewrite"))
+		rewrite(n, secs);
 	else
 		return 2;
 	return 0;

@@ -31,6 +31,8 @@ static const char usage[] =
 	"  -F, --freq HZ       samples per second per CPU (default 19)\n"
 	"  -e, --event EVENT   cycles (default), cpu-clock, ...\n"
 	"  -g                  call chains: --call-graph dwarf\n"
+	"      --jvmti         load jittrace's JVMTI agent into the JVMs\n"
+	"                      running at start (HotSpot attach)\n"
 	"      --call-graph MODE  fp (frame pointers, cheapest) or\n"
 	"                      dwarf[,SIZE] (registers and SIZE bytes of\n"
 	"                      stack per sample, unwound from CFI)\n"
@@ -126,6 +128,9 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 		break;
 	case 'e':
 		o->event = optarg;
+		break;
+	case 0x101:
+		o->jvmti = true;
 		break;
 	case 'g':
 		o->callchain = true;
@@ -224,6 +229,7 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 		{ "tier", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "call-graph", required_argument, NULL, 0x100 },
+		{ "jvmti", no_argument, NULL, 0x101 },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -368,6 +374,7 @@ static int serve(struct jt_agent *a)
 		.event = a->o.event,
 		.callchain = a->o.callchain,
 		.callgraph = a->o.callgraph,
+		.jvmti = a->o.jvmti,
 		.stack_size = a->o.stack_size,
 		.cow = a->o.cow,
 		.tier = a->o.tier,

@@ -32,6 +32,7 @@ struct jt_agent_opts {
 	uint64_t max_memory; /* bytes */
 	bool cow;
 	bool callchain;
+	bool jvmti;
 	uint8_t callgraph; /* enum jt_callgraph */
 	uint32_t stack_size;
 	bool verbose;

@@ -22,7 +22,9 @@ enum {
 	JIT_CODE_MOVE,
 	JIT_CODE_DEBUG_INFO,
 	JIT_CODE_CLOSE,
-	JIT_CODE_UNWINDING_INFO
+	JIT_CODE_UNWINDING_INFO,
+	/* jvmti/jitdump_records.h: far above perf's, which perf skips */
+	JIT_CODE_UNLOAD = 0x4a540001,
 };
 
 static int append(unsigned char **buf, size_t *len, size_t *cap,
@@ -226,6 +228,15 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 		break;
 	case JIT_CODE_CLOSE:
 		ev.op = JT_JIT_CLOSE;
+		break;
+	case JIT_CODE_UNLOAD:
+		ev.op = JT_JIT_UNLOAD;
+		ok = size >= 16 + 16;
+		if (ok) {
+			ev.pid = u32(d, r + 16);
+			ev.tid = u32(d, r + 20);
+			ev.addr = u64(d, r + 24);
+		}
 		break;
 	case JIT_CODE_UNWINDING_INFO:
 		if (keep_unwind(d, r, size))

@@ -18,6 +18,7 @@ enum jt_jit_op {
 	JT_JIT_LOAD,
 	JT_JIT_MOVE,
 	JT_JIT_CLOSE,
+	JT_JIT_UNLOAD, /* jittrace's JVMTI agent: the code at addr was freed */
 };
 
 struct jt_jit_event {

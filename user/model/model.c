@@ -627,6 +627,14 @@ void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
 		if (jt_jittab_move(t, j->old_addr, j->addr, j->size, j->time))
 			m->stats.jit_move_unknown++;
 		break;
+	case JT_JIT_UNLOAD: {
+		/* Freed code names nothing from now on. */
+		const struct jt_jitsym *old = jt_jittab_find(t, j->addr);
+
+		if (old && old->start == j->addr)
+			jt_jittab_cut(t, old->start, old->end);
+		break;
+	}
 	}
 }
 

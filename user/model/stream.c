@@ -43,6 +43,7 @@ struct exited {
 #define QUEUE_GRACE_NS 1000000000ULL
 
 struct jt_mapwrite {
+	uint64_t start; /* where the write began in the file */
 	uint64_t end;
 	uint64_t time;
 };
@@ -515,7 +516,9 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 		s->err = -ENOMEM;
 		return;
 	}
-	q->w[q->n++] = (struct jt_mapwrite){ w->end, w->h.time };
+	q->w[q->n++] =
+		(struct jt_mapwrite){ w->end >= w->len ? w->end - w->len : 0,
+				      w->end, w->h.time };
 }
 
 static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
@@ -614,6 +617,25 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 			  ev->unwind_len));
 }
 
+/*
+ * The recorder read a perf-map again from its start: it was rewritten in
+ * place. Its lines are parsed anew, each timed by the write that made it,
+ * which the first write back at the file's start begins.
+ */
+static void new_version(struct jt_jit_source *src)
+{
+	struct jt_write_queue *q = src->writes;
+
+	jt_perfmap_free(&src->map);
+	jt_perfmap_init(&src->map);
+	src->versions++;
+	/* Past the write of the old version's last line, to the new one's. */
+	if (q && q->head < q->n)
+		q->head++;
+	while (q && q->head < q->n && q->w[q->head].start)
+		q->head++;
+}
+
 static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 {
 	const struct jt_jit_rec *jr = p->rec;
@@ -627,7 +649,10 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 		s->unknown_recs++;
 		return;
 	}
-	if (jr->offset != f.src->next_offset) {
+	if (!jr->offset && f.src->next_offset &&
+	    f.src->kind == JT_JIT_PERFMAP) {
+		new_version(f.src);
+	} else if (jr->offset != f.src->next_offset) {
 		/*
 		 * A piece is missing: a perf-map starts over at the next
 		 * line; a jitdump cannot find its next record again.

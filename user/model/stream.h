@@ -66,7 +66,8 @@ struct jt_jit_source {
 	uint64_t found_ns; /* when the recorder opened it */
 	const char *path;
 	uint64_t next_offset;
-	uint64_t gaps; /* pieces missing: the parser was restarted */
+	uint64_t gaps;	   /* pieces missing: the parser was restarted */
+	uint64_t versions; /* a perf-map rewritten in place, read again */
 	uint64_t ino;
 	struct jt_write_queue *writes; /* perf-map: its write(2)s, in order */
 	uint64_t ignored_writes;       /* refused: writes made to it */

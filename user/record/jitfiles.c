@@ -270,7 +270,8 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 		close(fd);
 		fd = -1;
 	}
-	j->f[j->n] = (struct jt_jitfile){ pid, ++j->next_id, kind, fd, 0, err };
+	j->f[j->n] = (struct jt_jitfile){ pid, ++j->next_id, kind,  fd,
+					  0,   err,	     false, ino };
 	note(j, pid, j->next_id, kind, found, err, path, ino);
 	j->accepted += !err;
 	j->n++;
@@ -452,6 +453,18 @@ static uint64_t copy_room(struct jt_jitfiles *j, const struct jt_jitfile *f,
 	return file < process ? file : process;
 }
 
+/* A perf-map shorter than what we read of it was written over. */
+static void truncated(struct jt_jitfiles *j, struct jt_jitfile *f)
+{
+	struct stat st;
+
+	if (f->kind == JT_JIT_PERFMAP && f->offset && !fstat(f->fd, &st) &&
+	    (uint64_t)st.st_size < f->offset) {
+		f->offset = 0;
+		j->rewrites++;
+	}
+}
+
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 {
 	struct jt_jit_rec r = { .file_id = f->id };
@@ -474,6 +487,7 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 		}
 		if (want > room)
 			want = room;
+		truncated(j, f);
 		n = pread(f->fd, j->buf, want, f->offset);
 		if (n <= 0)
 			return;
@@ -521,6 +535,28 @@ static void mark_written(struct jt_jitfiles *j, pid_t pid)
 
 	if (p)
 		p->written = j->passes;
+}
+
+/*
+ * A write that starts before what we have read rewrites the perf-map in
+ * place (jcmd Compiler.perfmap truncates it and writes it again): read
+ * it again from its start. The reader takes a piece at offset 0 as a new
+ * version of the file.
+ */
+static void rewritten(struct jt_jitfiles *j, const struct jt_write_event *w)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++) {
+		struct jt_jitfile *f = &j->f[i];
+
+		if (f->pid == (pid_t)w->h.pid && f->kind == JT_JIT_PERFMAP &&
+		    f->fd >= 0 && f->ino == w->ino && w->end >= w->len &&
+		    w->end - w->len < f->offset) {
+			f->offset = 0;
+			j->rewrites++;
+		}
+	}
 }
 
 /* Written since the pass before this one began, as far as events say. */
@@ -594,6 +630,8 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		if (traced(j, h->pid)) {
 			open_perfmap(j, h->pid, JT_FOUND_LIVE);
 			mark_written(j, h->pid);
+			if (len >= sizeof(struct jt_write_event))
+				rewritten(j, (const void *)h);
 		}
 		break;
 	}

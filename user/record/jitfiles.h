@@ -23,8 +23,9 @@ struct jt_jitfile {
 	uint16_t kind;
 	int fd; /* -1 once the process is gone and the file read out */
 	uint64_t offset;
-	int status;  /* refused: the errno, recorded once, never retried */
-	bool capped; /* reached max_bytes: said and recorded */
+	int status;   /* refused: the errno, recorded once, never retried */
+	bool capped;  /* reached max_bytes: said and recorded */
+	uint64_t ino; /* its write events name it by inode */
 };
 
 struct jt_jitproc {
@@ -82,6 +83,7 @@ struct jt_jitfiles {
 	char *buf;
 	uint64_t refused;
 	uint64_t bytes;
+	uint64_t rewrites; /* perf-maps read again from their start */
 	uint64_t swept_ns; /* when every file was last read */
 	uint64_t passes;   /* jt_jitfiles_poll calls so far */
 };

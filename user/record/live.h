@@ -18,6 +18,7 @@ struct jt_live_opts {
 	uint8_t callgraph; /* enum jt_callgraph */
 	uint32_t stack_size;
 	bool cow;
+	bool jvmti; /* attach our JVMTI agent to the JVMs running at start */
 	enum jt_tier_want tier;
 	uint64_t max_jit_bytes; /* per JIT file, the rest counted */
 	bool verbose;

@@ -22,6 +22,7 @@
 #include "jittrace.h"
 #include "lib/jt_file.h"
 #include "lib/reserve.h"
+#include "live/jvmti.h"
 #include "record/buildids.h"
 #include "record/vdso.h"
 #include "record/jitfiles.h"
@@ -42,6 +43,8 @@ struct record_opts {
 	double duration;
 	bool verbose;
 	bool cow;
+	bool jvmti;
+	char jvmti_path[4096];
 	enum jt_tier_want tier;
 	uint32_t bpf_ring_kb;
 	struct jt_jit_budget budget;
@@ -104,6 +107,10 @@ static const char usage[] =
 	"                        unwound from CFI by every view\n"
 	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR);\n"
 	"                        implies --cow\n"
+	"      --jvmti           name Java's JIT code with jittrace's JVMTI\n"
+	"                        agent: loaded at start into the command's\n"
+	"                        JVMs (JAVA_TOOL_OPTIONS), attached to a\n"
+	"                        running JVM with -p, to every one with -a\n"
 	"      --cow             record copy-on-write faults (which pages\n"
 	"                        became private); costs a VMA lookup per\n"
 	"                        write fault\n"
@@ -198,6 +205,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "max-jit-bytes", required_argument, NULL, 'J' },
 		{ "max-process-jit-bytes", required_argument, NULL, 'K' },
 		{ "max-process-writes", required_argument, NULL, 'W' },
+		{ "jvmti", no_argument, NULL, 0x102 },
 		{ "call-graph", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -278,6 +286,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'C':
 			o->cow = true;
+			break;
+		case 0x102:
+			o->jvmti = true;
 			break;
 		case 'J':
 			if (jt_parse_size(optarg, &o->budget.file_bytes))
@@ -905,6 +916,26 @@ static int abandon(struct recorder *r)
 	return 1;
 }
 
+/* --jvmti: the agent is found and checked before anything runs. */
+static int jvmti_prepare(struct record_opts *o)
+{
+	if (jt_jvmti_agent(o->jvmti_path, sizeof(o->jvmti_path)))
+		return -1;
+	/* A command's JVMs load it at start; its children inherit it. */
+	if (o->argv && o->argv[0] && jt_jvmti_env(o->jvmti_path))
+		return -1;
+	return 0;
+}
+
+/* -p, -a, the agent: into the JVMs that run already, once we record. */
+static void jvmti_attach(const struct record_opts *o)
+{
+	pid_t pid = o->pid;
+
+	if (o->jvmti && (o->pid || o->all))
+		jt_jvmti_attach(o->jvmti_path, &pid, o->pid ? 1 : 0);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recorder r = {};
@@ -914,6 +945,8 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		return err;
 	if (jt_require_root("record"))
+		return 1;
+	if (r.o.jvmti && jvmti_prepare(&r.o))
 		return 1;
 	jt_target_save_inherited(&r.target);
 	raise_fd_limit();
@@ -930,6 +963,8 @@ int cmd_record(int argc, char **argv)
 		return abandon(&r);
 	jt_output_close(&r.out);
 	err = start(&r);
+	if (!err)
+		jvmti_attach(&r.o);
 	if (err && r.target.pid) {
 		waitpid(r.target.pid, &status, 0);
 		r.target.pid = 0;
@@ -969,6 +1004,9 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	r.o.perf.pages = 64; /* 256 KiB per CPU: 19 Hz fills little */
 	r.o.cow = lo->cow;
 	r.o.tier = lo->tier;
+	r.o.jvmti = lo->jvmti;
+	if (r.o.jvmti && jvmti_prepare(&r.o))
+		return -EPERM;
 	/* Mapped twice, all of it in RSS: 4 MiB holds ~20K events. */
 	r.o.bpf_ring_kb = 4096;
 	r.o.budget = (struct jt_jit_budget){ lo->max_jit_bytes,
@@ -997,6 +1035,8 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 		err = jt_writer_flush(&r.w);
 	if (!err)
 		err = start(&r);
+	if (!err)
+		jvmti_attach(&r.o);
 	if (err) {
 		jt_writer_close(&r.w);
 		jt_perf_close(&r.perf);

@@ -221,9 +221,9 @@ static void jit_item(struct script_ctx *c, struct jt_model *m,
 		     const struct jt_item *it)
 {
 	const struct jt_jit_item *j = it->data;
-	static const char *const ops[] = { "jit_load", "jit_move",
-					   "jit_close" };
-	const char *op = j->op < 3 ? ops[j->op] : "jit_unknown";
+	static const char *const ops[] = { "jit_load", "jit_move", "jit_close",
+					   "jit_unload" };
+	const char *op = j->op < 4 ? ops[j->op] : "jit_unknown";
 
 	if (c->folded)
 		return;

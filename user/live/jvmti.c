@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "live/hotspot_attach.h"
+#include "live/jvmti.h"
+
+/* Loading code into another process: only a file root alone controls. */
+static int trusted(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (!S_ISREG(st.st_mode) || st.st_uid || (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
+int jt_jvmti_agent(char *path, size_t len)
+{
+	static const char *const rel[] = { "lib/jittrace", "../lib/jittrace" };
+	char exe[4096], *dir;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err = -ENOENT;
+	size_t i;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	dir = dirname(exe);
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(path, len, "%s/%s/%s", dir, rel[i], JT_JVMTI_SO);
+		if (!access(path, F_OK) && !(err = trusted(path)))
+			return 0;
+		if (err != -ENOENT)
+			break;
+	}
+	if (err == -EPERM)
+		fprintf(stderr,
+			"jittrace: %s: --jvmti loads it into other processes: "
+			"it must be a regular file owned by root that no one "
+			"else may write\n",
+			path);
+	else
+		fprintf(stderr, "jittrace: --jvmti: no %s beside %s (%s)\n",
+			JT_JVMTI_SO, exe, strerror(-err));
+	return err;
+}
+
+int jt_jvmti_env(const char *path)
+{
+	const char *old = getenv("JAVA_TOOL_OPTIONS");
+	char *v;
+	int r;
+
+	r = asprintf(&v, "%s%s-agentpath:%s", old ? old : "",
+		     old && *old ? " " : "", path);
+	if (r < 0)
+		return -ENOMEM;
+	r = setenv("JAVA_TOOL_OPTIONS", v, 1) ? -errno : 0;
+	free(v);
+	return r;
+}
+
+struct job {
+	char path[4096];
+	pid_t pid;
+};
+
+static void *attach_one(void *arg)
+{
+	struct job *j = arg;
+	char why[256];
+	int err = jt_hotspot_load(j->pid, j->path, NULL, why, sizeof(why));
+
+	if (err)
+		fprintf(stderr,
+			"jittrace: --jvmti: JVM %d not attached, recorded "
+			"without it: %s\n",
+			j->pid, why[0] ? why : strerror(-err));
+	else
+		fprintf(stderr, "jittrace: --jvmti: agent loaded into JVM %d\n",
+			j->pid);
+	free(j);
+	return NULL;
+}
+
+static void start_one(const char *path, pid_t pid)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	pthread_t t;
+
+	if (!j)
+		return;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	j->pid = pid;
+	if (pthread_create(&t, NULL, attach_one, j)) {
+		free(j);
+		return;
+	}
+	pthread_detach(t);
+}
+
+void jt_jvmti_attach(const char *path, const pid_t *pids, int n)
+{
+	struct dirent *e;
+	DIR *d;
+	int i;
+
+	for (i = 0; i < n; i++)
+		start_one(path, pids[i]);
+	if (n || !(d = opendir("/proc")))
+		return;
+	while ((e = readdir(d))) {
+		pid_t pid = atoi(e->d_name);
+
+		if (pid > 0 && pid != getpid() && jt_hotspot_is_jvm(pid))
+			start_one(path, pid);
+	}
+	closedir(d);
+}
