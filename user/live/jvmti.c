@@ -99,20 +99,48 @@ static void *attach_one(void *arg)
 	return NULL;
 }
 
+/* Attaches under way: each ends within its own bounded waits. */
+static struct {
+	pthread_t *t;
+	size_t n;
+	size_t cap;
+} pending;
+
 static void start_one(const char *path, pid_t pid)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	pthread_t t;
+	pthread_t *t;
 
 	if (!j)
 		return;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->pid = pid;
-	if (pthread_create(&t, NULL, attach_one, j)) {
+	if (pending.n == pending.cap) {
+		size_t cap = pending.cap ? pending.cap * 2 : 8;
+
+		t = realloc(pending.t, cap * sizeof(*t));
+		if (!t) {
+			free(j);
+			return;
+		}
+		pending.t = t;
+		pending.cap = cap;
+	}
+	if (pthread_create(&pending.t[pending.n], NULL, attach_one, j)) {
 		free(j);
 		return;
 	}
-	pthread_detach(t);
+	pending.n++;
+}
+
+void jt_jvmti_wait(void)
+{
+	size_t i;
+
+	for (i = 0; i < pending.n; i++)
+		pthread_join(pending.t[i], NULL);
+	free(pending.t);
+	memset(&pending, 0, sizeof(pending));
 }
 
 void jt_jvmti_attach(const char *path, const pid_t *pids, int n)

@@ -25,5 +25,7 @@ int jt_jvmti_env(const char *path);
  * when n is 0), each in a thread of its own, saying what came of it.
  */
 void jt_jvmti_attach(const char *path, const pid_t *pids, int n);
+/* Until every attach started has said how it went. */
+void jt_jvmti_wait(void);
 
 #endif

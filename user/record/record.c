@@ -773,6 +773,9 @@ static void finish(struct recorder *r, int exit_status)
 	struct jt_lost_rec l;
 	uint64_t lost;
 
+	/* Each --jvmti attach says how it went before we end (bounded). */
+	if (r->o.jvmti)
+		jt_jvmti_wait();
 	ring_buffer__consume(r->probes.rb);
 	jt_perf_drain(&r->perf, &r->w);
 	r->jit_files = jt_jitfiles_accepted(&r->jit);
