@@ -274,6 +274,16 @@ static int open_dump(const char *options)
 	return 0;
 }
 
+/*
+ * A JVM we were loaded into at start must run whatever becomes of us:
+ * only an attach (whose client reports it) hears of a failure.
+ */
+static jint failed(int attached, const char *what)
+{
+	fprintf(stderr, "jittrace-jvmti: %s: no jitdump from this JVM\n", what);
+	return attached ? JNI_ERR : JNI_OK;
+}
+
 static jint start(JavaVM *vm, const char *options, int attached)
 {
 	jvmtiCapabilities caps = {};
@@ -288,15 +298,15 @@ static jint start(JavaVM *vm, const char *options, int attached)
 	g.ready = 1;
 	pthread_mutex_unlock(&g.lock);
 	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2))
-		return 1;
+		return failed(attached, "no JVMTI 1.2");
 	g.jvmti = jvmti;
 	caps.can_generate_compiled_method_load_events = 1;
 	caps.can_get_source_file_name = 1;
 	caps.can_get_line_numbers = 1;
 	if ((*jvmti)->AddCapabilities(jvmti, &caps))
-		return 1;
+		return failed(attached, "capabilities refused");
 	if (open_dump(options))
-		return 1;
+		return failed(attached, "cannot write the jitdump");
 	cb.CompiledMethodLoad = on_load;
 	cb.CompiledMethodUnload = on_unload;
 	cb.DynamicCodeGenerated = on_stub;
@@ -310,7 +320,7 @@ static jint start(JavaVM *vm, const char *options, int attached)
 	    (*jvmti)->SetEventNotificationMode(
 		    jvmti, JVMTI_ENABLE, JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 		    NULL))
-		return 1;
+		return failed(attached, "events refused");
 	/* Code compiled before we came, named from now on. */
 	if (attached) {
 		(*jvmti)->GenerateEvents(jvmti,

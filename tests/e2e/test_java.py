@@ -9,6 +9,7 @@ import bisect
 import collections
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -140,3 +141,93 @@ def test_jvmti_agent_must_be_root_owned():
     finally:
         os.chown(agent, st.st_uid, st.st_gid)
     assert p.returncode != 0 and "must be a regular file owned by root" in p.stderr, p.stderr
+
+
+def test_jvmti_at_start_temurin25():
+    if not os.path.exists("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"):
+        raise Skip("Temurin 25 is not installed here")
+    wd = classes()
+    data = os.path.join(TMP, "java-t25.data")
+    p = run([JT, "record", "-o", data, "--jvmti", "-F", "999", "--user", USER, "--",
+             "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java", *FLAGS, "-cp", wd, "Churn", "2"],
+            timeout=300)
+    right, wrong, reused, bad = judge(data, runs(p.stdout))
+    print(f"    Temurin 25, --jvmti at start: {right}/{right + wrong} named right, "
+          f"{reused} addresses reused")
+    assert reused >= 10 and right >= 200 and right >= WANT * (right + wrong), bad
+
+
+def test_jvmti_attached_in_container():
+    """A JVM in its own PID and mount namespaces (and user namespace), its
+    /tmp its own: attached as its user, through /proc/PID/root, by the pid
+    it knows itself by."""
+    wd = classes()
+    box = os.path.join(TMP, "java-box")
+    os.makedirs(box, exist_ok=True)
+    os.chmod(box, 0o777)
+    # The classes, in what becomes its /tmp (the host's is hidden there).
+    for f in os.listdir(wd):
+        shutil.copy(os.path.join(wd, f), box)
+        os.chmod(os.path.join(box, f), 0o644)
+    inner = f"mount --bind {box} /tmp && exec {JDK}/java {' '.join(FLAGS)} -cp /tmp Churn 6"
+    jvm = subprocess.Popen([*AS_USER, "unshare", "-Urpmf", "sh", "-c", inner],
+                           stdout=subprocess.PIPE, text=True)
+    for line in jvm.stdout:
+        if line.startswith("run Gen00020 "):
+            break
+    pid = next(int(p) for p in os.listdir("/proc") if p.isdigit()
+               and b"Churn" in open(f"/proc/{p}/cmdline", "rb").read()
+               and b"unshare" not in open(f"/proc/{p}/cmdline", "rb").read())
+    status = open(f"/proc/{pid}/status").read()
+    assert "NSpid:\t%d\t1" % pid in status, status
+    data = os.path.join(TMP, "java-box.data")
+    try:
+        p = run([JT, "record", "-o", data, "-p", str(pid), "--jvmti", "-F", "999",
+                 "--duration", "2"], timeout=120)
+    finally:
+        out = jvm.stdout.read()
+        jvm.wait(timeout=120)
+    assert f"--jvmti: agent loaded into JVM {pid}" in p.stderr, p.stderr
+    # It wrote /tmp/jit-1.dump in its own /tmp.
+    assert os.path.exists(os.path.join(box, "jit-1.dump"))
+    right, wrong, reused, bad = judge(data, runs(out))
+    print(f"    --jvmti in a container: {right}/{right + wrong} named right")
+    assert right >= 200 and right >= WANT * (right + wrong), (right, wrong, bad)
+
+
+def test_jvmti_all_cpus_attaches_running_jvms():
+    wd = classes()
+    jvm = start_jvm(wd, 6)
+    data = os.path.join(TMP, "java-all.data")
+    try:
+        p = run([JT, "record", "-o", data, "-a", "--jvmti", "-F", "999",
+                 "--duration", "2"], timeout=120)
+    finally:
+        out = jvm.stdout.read()
+        jvm.wait(timeout=120)
+    assert f"--jvmti: agent loaded into JVM {jvm.pid}" in p.stderr, p.stderr
+    right, wrong, reused, bad = judge(data, runs(out))
+    assert right >= 200 and right >= WANT * (right + wrong), (right, wrong, bad)
+
+
+def test_agent_jvmti_names_running_jvms():
+    from agentlib import agent, pprof_raw
+    wd = classes()
+    jvm = start_jvm(wd, 8)
+    prof = os.path.join(TMP, "java-agent.pb.gz")
+    try:
+        with agent("-F", "99", "--jvmti") as a:
+            deadline = time.monotonic() + 30
+            while "agent loaded into JVM" not in a.said():
+                assert time.monotonic() < deadline, a.said()
+                time.sleep(0.2)
+            assert f"--jvmti: agent loaded into JVM {jvm.pid}" in a.said(), a.said()
+            code, body = a.get("/debug/pprof/profile?seconds=2")
+            assert code == 200
+            open(prof, "wb").write(body)
+    finally:
+        jvm.stdout.read()
+        jvm.wait(timeout=120)
+    _, samples = pprof_raw(prof)
+    named = sum(n for n, _, fr, _ in samples if fr and GEN.match(fr[0]))
+    assert named >= 20, samples[:5]

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/procfile.h"
 #include "live/hotspot_attach.h"
 #include "live/jvmti.h"
 
@@ -81,11 +82,38 @@ struct job {
 	pid_t pid;
 };
 
+/*
+ * The JVM opens the agent by the path it is given, in its own root: a
+ * container that does not see our file as the same file is told so.
+ */
+static int same_in_root(pid_t pid, const char *path, char *why, size_t len)
+{
+	struct stat ours, theirs;
+	int fd = jt_proc_open_in_root(pid, path);
+
+	if (fd < 0 || stat(path, &ours) || fstat(fd, &theirs) ||
+	    ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino) {
+		snprintf(why, len,
+			 "its root does not hold %.160s (a container with an "
+			 "image "
+			 "of its own)",
+			 path);
+		if (fd >= 0)
+			close(fd);
+		return -ENOENT;
+	}
+	close(fd);
+	return 0;
+}
+
 static void *attach_one(void *arg)
 {
 	struct job *j = arg;
-	char why[256];
-	int err = jt_hotspot_load(j->pid, j->path, NULL, why, sizeof(why));
+	char why[256] = "";
+	int err = same_in_root(j->pid, j->path, why, sizeof(why));
+
+	if (!err)
+		err = jt_hotspot_load(j->pid, j->path, NULL, why, sizeof(why));
 
 	if (err)
 		fprintf(stderr,
