@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "lib/procfile.h"
 #include "live/hotspot_attach.h"
 #include "live/jvmti.h"
@@ -106,14 +108,89 @@ static int same_in_root(pid_t pid, const char *path, char *why, size_t len)
 	return 0;
 }
 
+/* The JVM's /tmp, as it sees it, to write in: no link followed. */
+static int tmp_of(pid_t pid)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	int dir, fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	fd = syscall(SYS_openat2, dir, "tmp", &how, sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	close(dir);
+	return fd;
+}
+
+/*
+ * A container with a root of its own gets a copy of the agent in its
+ * /tmp: new (O_EXCL), root's, 0644, so its user can neither have planted
+ * it nor change it; unlinked once the JVM has it mapped.
+ */
+static int copy_into(pid_t pid, const char *path, char *name, size_t nlen,
+		     int *tmp)
+{
+	char buf[65536];
+	int in, out, err = 0;
+	ssize_t n;
+
+	snprintf(name, nlen, ".jittrace-jvmti-%d.so", (int)getpid());
+	if ((*tmp = tmp_of(pid)) < 0)
+		return *tmp;
+	out = openat(*tmp, name,
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0644);
+	if (out < 0)
+		return -errno;
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			err = -EIO;
+			break;
+		}
+	if (in < 0 || n < 0)
+		err = -errno;
+	if (!err && fchmod(out, 0644))
+		err = -errno;
+	if (in >= 0)
+		close(in);
+	close(out);
+	if (err)
+		unlinkat(*tmp, name, 0);
+	return err;
+}
+
 static void *attach_one(void *arg)
 {
 	struct job *j = arg;
-	char why[256] = "";
-	int err = same_in_root(j->pid, j->path, why, sizeof(why));
+	char why[256] = "", name[64], inside[96];
+	const char *path = j->path;
+	int tmp = -1, err = same_in_root(j->pid, j->path, why, sizeof(why));
 
+	if (err) {
+		err = copy_into(j->pid, j->path, name, sizeof(name), &tmp);
+		if (err)
+			snprintf(why, sizeof(why),
+				 "its root does not hold the agent, and a copy "
+				 "in its /tmp could not be made: %s",
+				 strerror(-err));
+		snprintf(inside, sizeof(inside), "/tmp/%s", name);
+		path = inside;
+	}
 	if (!err)
-		err = jt_hotspot_load(j->pid, j->path, NULL, why, sizeof(why));
+		err = jt_hotspot_load(j->pid, path, NULL, why, sizeof(why));
+	if (tmp >= 0) {
+		unlinkat(tmp, name, 0);
+		close(tmp);
+	}
 
 	if (err)
 		fprintf(stderr,

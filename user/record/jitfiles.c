@@ -538,23 +538,29 @@ static void mark_written(struct jt_jitfiles *j, pid_t pid)
 }
 
 /*
- * A write that starts before what we have read rewrites the perf-map in
- * place (jcmd Compiler.perfmap truncates it and writes it again): read
- * it again from its start. The reader takes a piece at offset 0 as a new
- * version of the file.
+ * Appends start where the previous write ended; a write that starts
+ * before that rewrites the perf-map in place (jcmd Compiler.perfmap
+ * truncates it and writes it again): read it again from its start. The
+ * reader takes a piece at offset 0 as a new version of the file. (What
+ * we have read says nothing: reads run ahead of the write events.)
  */
 static void rewritten(struct jt_jitfiles *j, const struct jt_write_event *w)
 {
+	uint64_t start = w->end >= w->len ? w->end - w->len : 0;
 	size_t i;
 
 	for (i = 0; i < j->n; i++) {
 		struct jt_jitfile *f = &j->f[i];
 
-		if (f->pid == (pid_t)w->h.pid && f->kind == JT_JIT_PERFMAP &&
-		    f->fd >= 0 && f->ino == w->ino && w->end >= w->len &&
-		    w->end - w->len < f->offset) {
+		if (f->pid != (pid_t)w->h.pid || f->kind != JT_JIT_PERFMAP ||
+		    f->fd < 0 || f->ino != w->ino)
+			continue;
+		if (start < f->written_end && f->offset) {
 			f->offset = 0;
 			j->rewrites++;
+			f->written_end = w->end;
+		} else if (w->end > f->written_end) {
+			f->written_end = w->end;
 		}
 	}
 }

@@ -26,6 +26,7 @@ struct jt_jitfile {
 	int status;   /* refused: the errno, recorded once, never retried */
 	bool capped;  /* reached max_bytes: said and recorded */
 	uint64_t ino; /* its write events name it by inode */
+	uint64_t written_end; /* the furthest a write event reached */
 };
 
 struct jt_jitproc {
