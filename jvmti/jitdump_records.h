@@ -25,6 +25,12 @@ enum {
 	 * perf's types, which perf skips by their size.
 	 */
 	JIT_CODE_UNLOAD = 0x4a540001,
+	/*
+	 * jittrace's own, before a CODE_LOAD: the methods HotSpot inlined
+	 * at each pc of it (its PcDescs), innermost first, the compiled
+	 * method itself left out.
+	 */
+	JIT_CODE_INLINE = 0x4a540002,
 };
 
 struct jitheader {
@@ -67,6 +73,14 @@ struct jr_code_debug_info {
 	uint64_t code_addr;
 	uint64_t nr_entry;
 	/* nr_entry debug entries */
+};
+
+struct jr_code_inline {
+	struct jr_prefix p;
+	uint64_t code_addr;
+	uint64_t nr_entry;
+	/* nr_entry of: u64 pc, u32 depth, u32 pad, depth NUL-terminated names
+	 */
 };
 
 struct jr_code_unload {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jvmti.h>
+#include <jvmticmlr.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -210,6 +211,83 @@ out:
 	(*g.jvmti)->Deallocate(g.jvmti, (unsigned char *)csig);
 }
 
+/* A growing buffer of one record's entries. */
+struct vec {
+	char *b;
+	size_t n;
+	size_t cap;
+};
+
+static int vput(struct vec *v, const void *p, size_t n)
+{
+	if (v->n + n > v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 4096;
+		char *b;
+
+		while (cap < v->n + n)
+			cap *= 2;
+		if (!(b = realloc(v->b, cap)))
+			return -1;
+		v->b = b;
+		v->cap = cap;
+	}
+	memcpy(v->b + v->n, p, n);
+	v->n += n;
+	return 0;
+}
+
+/*
+ * HotSpot's compile info: for each pc with a debug record, the methods
+ * on the compile-time stack, the inlined ones first, the compiled method
+ * last. Those inlined are what a profile needs to name frames inside
+ * inlined code.
+ */
+static void inline_info(const void *compile_info, const void *code)
+{
+	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
+	struct jr_code_inline r = {};
+	struct vec v = {};
+	struct iovec iov[2];
+	char name[1024];
+	jint i, k;
+
+	for (; h; h = h->next) {
+		const jvmtiCompiledMethodLoadInlineRecord *in = (const void *)h;
+
+		if (h->kind != JVMTI_CMLR_INLINE_INFO)
+			continue;
+		for (i = 0; i < in->numpcs; i++) {
+			const PCStackInfo *pc = &in->pcinfo[i];
+			uint64_t addr = (uintptr_t)pc->pc;
+			uint32_t depth[2] = { pc->numstackframes - 1, 0 };
+
+			if (pc->numstackframes < 2)
+				continue;
+			if (vput(&v, &addr, 8) || vput(&v, depth, 8))
+				goto out;
+			for (k = 0; k < pc->numstackframes - 1; k++) {
+				method_name(pc->methods[k], name, sizeof(name));
+				if (vput(&v, name, strlen(name) + 1))
+					goto out;
+			}
+			r.nr_entry++;
+		}
+	}
+	if (!r.nr_entry)
+		goto out;
+	r.p.id = JIT_CODE_INLINE;
+	r.p.total_size = sizeof(r) + v.n;
+	r.code_addr = (uintptr_t)code;
+	iov[0] = (struct iovec){ &r, sizeof(r) };
+	iov[1] = (struct iovec){ v.b, v.n };
+	pthread_mutex_lock(&g.lock);
+	r.p.timestamp = now_ns();
+	emit(iov, 2);
+	pthread_mutex_unlock(&g.lock);
+out:
+	free(v.b);
+}
+
 static void JNICALL on_load(jvmtiEnv *jvmti, jmethodID m, jint size,
 			    const void *addr, jint map_len,
 			    const jvmtiAddrLocationMap *map,
@@ -221,6 +299,7 @@ static void JNICALL on_load(jvmtiEnv *jvmti, jmethodID m, jint size,
 	if (!name[0])
 		snprintf(name, sizeof(name), "[compiled %p]", addr);
 	debug_info(m, map_len, map);
+	inline_info(compile_info, addr);
 	code_load(name, addr, size);
 }
 

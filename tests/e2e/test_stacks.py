@@ -236,3 +236,28 @@ def test_exports_and_report_keep_whole_stacks():
     assert rows["a"]["callers"][0]["path"].startswith(
         "b <- c <- main <- __libc_start_call_main <- __libc_start_main_impl <- _start")
     assert rows["a"]["callers"][0]["samples"] >= WANT * rows["a"]["samples"]
+
+
+def test_java_jvmti_names_inlined_frames():
+    """With jittrace's JVMTI agent the stack is whole in Java's own terms:
+    HotSpot inlines f2 into f3 when it compiles f3, and the agent's
+    inlining record names f2 where f3's code calls f1."""
+    wd = java_classes()
+    data = os.path.join(TMP, "stacks-jvmti.data")
+    run([JT, "record", "-o", data, "-g", "-F", "499", "--jvmti", "--user", "nobody", "--",
+         os.path.join(JDK17, "java"), "-XX:+PreserveFramePointer", "-cp", wd, "Hot", "1"],
+        timeout=300)
+    through_f3 = right = 0
+    for e in script(data):
+        fr = [f for f in e.get("frames", []) if f["source"] != "kallsyms"]
+        names = [f["name"] for f in fr]
+        if "Hot.f3(long)" not in names or names[0] != "Hot.f1(long)":
+            continue
+        through_f3 += 1
+        i = names.index("Hot.f3(long)")
+        f2 = fr[i - 1]
+        if (i == 2 and f2["name"] == "Hot.f2(long)" and f2.get("inlined")
+                and f2["ip"] == fr[i]["ip"] and e["unwind"] == "complete"):
+            right += 1
+    print(f"    f1 <- f2 (inlined) <- f3: {right}/{through_f3}")
+    assert through_f3 >= 50 and right >= WANT * through_f3, (right, through_f3)

@@ -22,6 +22,12 @@ struct jitcfi {
 	uint32_t hdr_len;
 	int8_t state; /* 0: not parsed yet, 1: cfi, -1: unusable */
 	struct jt_cfi *cfi;
+	/* The agent's inlining entries: at pcs[i], names[first[i]..] */
+	uint64_t *pcs;
+	uint32_t *first;
+	uint8_t *depth;
+	const char **names;
+	uint32_t npcs;
 };
 
 struct jitcfi_proc {
@@ -42,6 +48,10 @@ static void free_jitcfi(struct jt_tnode *t)
 
 	jt_cfi_free(j->cfi);
 	free(j->blob);
+	free(j->pcs);
+	free(j->first);
+	free(j->depth);
+	free(j->names);
 	free(j);
 }
 
@@ -81,24 +91,87 @@ static void jitcfi_cut(struct jitcfi_proc *p, uint64_t start, uint64_t end)
 	jt_treap_drop(&p->t, jt_treap_take(&p->t, start, end));
 }
 
-void jt_chain_jit(struct jt_chains *c, const struct jt_jit_item *j)
+/*
+ * Entries of u64 pc, u32 depth, u32 pad, depth names: kept sorted by pc,
+ * the names interned (frames outlive the code). Hostile bytes stop it.
+ */
+static void parse_inlines(struct jitcfi *n, const struct jt_jit_item *j,
+			  struct jt_strtab *strs)
+{
+	const unsigned char *b = jt_jit_inlines(j), *end = b + j->inl_len;
+	uint32_t cap = j->inl_count, d;
+	size_t total = 0, names_cap = 16;
+
+	n->pcs = calloc(cap, sizeof(*n->pcs));
+	n->first = calloc(cap, sizeof(*n->first));
+	n->depth = calloc(cap, sizeof(*n->depth));
+	n->names = malloc(names_cap * sizeof(*n->names));
+	if (!n->pcs || !n->first || !n->depth || !n->names)
+		return;
+	while (n->npcs < cap && end - b >= 16) {
+		uint64_t pc;
+		uint32_t depth;
+
+		memcpy(&pc, b, 8);
+		memcpy(&depth, b + 8, 4);
+		b += 16;
+		if (!depth || depth > 255 ||
+		    (n->npcs && pc < n->pcs[n->npcs - 1]))
+			return;
+		n->first[n->npcs] = total;
+		for (d = 0; d < depth; d++) {
+			const unsigned char *z = memchr(b, 0, end - b);
+			const char **nm;
+
+			if (!z)
+				return;
+			if (total == names_cap) {
+				names_cap *= 2;
+				nm = realloc(n->names,
+					     names_cap * sizeof(*n->names));
+				if (!nm)
+					return;
+				n->names = nm;
+			}
+			n->names[total++] =
+				jt_intern(strs, (const char *)b, z - b);
+			b = z + 1;
+		}
+		n->pcs[n->npcs] = pc;
+		n->depth[n->npcs++] = depth;
+	}
+}
+
+void jt_chain_jit(struct jt_chains *c, const struct jt_jit_item *j,
+		  struct jt_strtab *strs)
 {
 	struct jitcfi_proc *p;
 	struct jitcfi *n;
 
+	if (j->op == JT_JIT_UNLOAD && (p = jitcfi_of(c, j->pid, false))) {
+		struct jt_tnode *t = jt_treap_le(&p->t, j->addr);
+
+		if (t && t->key == j->addr)
+			jt_treap_remove(&p->t, t->key);
+		return;
+	}
 	if (j->op != JT_JIT_LOAD || j->source != JT_SRC_JITDUMP)
 		return;
-	p = jitcfi_of(c, j->pid, j->unwind_len);
+	p = jitcfi_of(c, j->pid, j->unwind_len || j->inl_len);
 	if (!p)
 		return;
 	jitcfi_cut(p, j->addr, j->addr + j->size);
-	if (!j->unwind_len || !(n = calloc(1, sizeof(*n))))
+	if ((!j->unwind_len && !j->inl_len) || !(n = calloc(1, sizeof(*n))))
 		return;
-	n->blob = malloc(j->unwind_len);
+	if (j->inl_len)
+		parse_inlines(n, j, strs);
+	n->blob = malloc(j->unwind_len ? j->unwind_len : 1);
 	if (!n->blob) {
 		free(n);
 		return;
 	}
+	if (!j->unwind_len)
+		n->state = -1; /* inlining entries only: no CFI */
 	memcpy(n->blob, jt_jit_unwind(j), j->unwind_len);
 	n->t.key = j->addr;
 	n->end = j->addr + j->size;
@@ -127,9 +200,9 @@ static struct jt_cfi *jitcfi_parse(struct jitcfi *n)
 	return n->cfi;
 }
 
-/* The CFI of the jitdump function j, when it came with some. */
-static struct jt_cfi *jit_cfi(struct jt_chains *c, uint32_t pid,
-			      const struct jt_jitsym *j)
+/* What the jitdump said along with function j, when it said anything. */
+static struct jitcfi *jit_extra(struct jt_chains *c, uint32_t pid,
+				const struct jt_jitsym *j)
 {
 	struct jitcfi_proc *p = jitcfi_of(c, pid, false);
 	struct jt_tnode *t = p ? jt_treap_le(&p->t, j->start) : NULL;
@@ -140,7 +213,44 @@ static struct jt_cfi *jit_cfi(struct jt_chains *c, uint32_t pid,
 	n = jt_tnode_entry(t, struct jitcfi, t);
 	if (n->loaded_ns != j->loaded_ns || n->end != j->end)
 		return NULL;
-	return jitcfi_parse(n);
+	return n;
+}
+
+/* The CFI of the jitdump function j, when it came with some. */
+static struct jt_cfi *jit_cfi(struct jt_chains *c, uint32_t pid,
+			      const struct jt_jitsym *j)
+{
+	struct jitcfi *n = jit_extra(c, pid, j);
+
+	return n ? jitcfi_parse(n) : NULL;
+}
+
+int jt_chain_inlined(struct jt_chains *c, struct jt_model *m, uint32_t pid,
+		     uint64_t ip, bool call, const char **out, int max)
+{
+	struct jt_proc *p = jt_model_find(m, pid);
+	const struct jt_jitsym *j =
+		p ? jt_jittab_find(&p->jitdump, call ? ip - 1 : ip) : NULL;
+	struct jitcfi *n = j ? jit_extra(c, pid, j) : NULL;
+	uint32_t lo = 0, hi, i, k;
+
+	if (!n || !n->npcs)
+		return 0;
+	/* A return address has its own PcDesc; elsewhere, the next one. */
+	hi = n->npcs;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (n->pcs[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n->npcs || n->pcs[lo] >= j->end)
+		return 0;
+	for (k = 0, i = n->first[lo]; k < n->depth[lo] && (int)k < max; k++)
+		out[k] = n->names[i + k];
+	return k;
 }
 
 static struct jt_cfi *elf_cfi_load(const char *path)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "lib/hash.h"
 #include "lib/perf_rec.h"
+#include "lib/strtab.h"
 #include "model/model.h"
 #include "model/stream.h"
 #include "unwind/unwind.h"
@@ -41,8 +42,15 @@ struct jt_chains {
 int jt_chain_unwind(struct jt_syms *y, struct jt_model *m,
 		    const struct jt_sample *smp, struct jt_uw_frame *out,
 		    int max, enum jt_uw_end *end);
-/* A JIT record reached the naming side: keep its CFI, if it has any. */
-void jt_chain_jit(struct jt_chains *c, const struct jt_jit_item *j);
+/* A JIT record reached the naming side: keep its CFI and inlining. */
+void jt_chain_jit(struct jt_chains *c, const struct jt_jit_item *j,
+		  struct jt_strtab *strs);
+/*
+ * The methods the JIT inlined where ip is in jitdump code of pid, as its
+ * agent said (innermost first); call: ip is a return address.
+ */
+int jt_chain_inlined(struct jt_chains *c, struct jt_model *m, uint32_t pid,
+		     uint64_t ip, bool call, const char **out, int max);
 void jt_chain_exited(struct jt_chains *c, uint32_t pid);
 void jt_chains_free(struct jt_chains *c);
 

@@ -25,6 +25,7 @@ enum {
 	JIT_CODE_UNWINDING_INFO,
 	/* jvmti/jitdump_records.h: far above perf's, which perf skips */
 	JIT_CODE_UNLOAD = 0x4a540001,
+	JIT_CODE_INLINE = 0x4a540002,
 };
 
 static int append(unsigned char **buf, size_t *len, size_t *cap,
@@ -73,6 +74,7 @@ void jt_jitdump_free(struct jt_jitdump *d)
 {
 	free(d->buf);
 	free(d->unwind);
+	free(d->inl);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -209,6 +211,29 @@ static bool keep_unwind(struct jt_jitdump *d, const unsigned char *r,
 	return true;
 }
 
+/* u64 code_addr, u64 nr_entry, then the entries, for the next LOAD. */
+static bool keep_inline(struct jt_jitdump *d, const unsigned char *r,
+			uint32_t size)
+{
+	uint64_t n;
+	unsigned char *b;
+
+	d->inl_len = 0;
+	if (size < 16 + 16 || d->swap)
+		return false;
+	n = u64(d, r + 24);
+	if (!n || n > size || size - 32 > JITDUMP_UNWIND_MAX)
+		return false;
+	b = realloc(d->inl, size - 32);
+	if (!b)
+		return false;
+	memcpy(b, r + 32, size - 32);
+	d->inl = b;
+	d->inl_len = size - 32;
+	d->inl_count = n;
+	return true;
+}
+
 static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 			 uint32_t id, uint32_t size, jt_jit_fn fn, void *ctx)
 {
@@ -244,6 +269,12 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 		else
 			d->stats.skipped++;
 		return;
+	case JIT_CODE_INLINE:
+		if (keep_inline(d, r, size))
+			d->stats.records++;
+		else
+			d->stats.skipped++;
+		return;
 	case JIT_CODE_DEBUG_INFO:
 		/* Line tables are not used for naming. */
 		d->stats.records++;
@@ -263,9 +294,14 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 		ev.unwind_len = d->unwind_len;
 		ev.unwind_hdr_len = d->unwind_hdr_len;
 	}
+	if (ev.op == JT_JIT_LOAD && d->inl_len) {
+		ev.inl = d->inl;
+		ev.inl_len = d->inl_len;
+		ev.inl_count = d->inl_count;
+	}
 	fn(ctx, &ev);
 	if (ev.op == JT_JIT_LOAD)
-		d->unwind_len = 0;
+		d->unwind_len = d->inl_len = 0;
 }
 
 int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,

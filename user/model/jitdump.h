@@ -41,6 +41,11 @@ struct jt_jit_event {
 	const unsigned char *unwind;
 	uint32_t unwind_len;
 	uint32_t unwind_hdr_len;
+	/* LOAD: jittrace's JVMTI agent's inlining record before it (the
+	 * entries of jvmti/jitdump_records.h's jr_code_inline) */
+	const unsigned char *inl;
+	uint32_t inl_len;
+	uint32_t inl_count;
 	uint64_t file_end; /* perf-map: file offset just past the line */
 };
 
@@ -66,6 +71,9 @@ struct jt_jitdump {
 	unsigned char *unwind; /* pending UNWINDING_INFO, for the next LOAD */
 	uint32_t unwind_len;
 	uint32_t unwind_hdr_len;
+	unsigned char *inl; /* pending inlining record, for the next LOAD */
+	uint32_t inl_len;
+	uint32_t inl_count;
 	char err[128];
 };
 

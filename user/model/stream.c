@@ -583,6 +583,31 @@ static uint64_t dump_time(struct jt_stream *s, struct jit_feed *f,
 	return f->read_time;
 }
 
+/* The item, then the load's CFI and inlining entries, if any. */
+static struct jt_item *jit_item(struct jt_stream *s,
+				const struct jt_jit_item *j,
+				const struct jt_jit_event *ev)
+{
+	struct jt_item *it = new_item2(s, JT_IT_JIT, j->time, j, sizeof(*j),
+				       ev->unwind, ev->unwind_len);
+
+	if (it && ev->inl_len) {
+		struct jt_item *big =
+			realloc(it, sizeof(*it) + it->len + ev->inl_len);
+
+		if (!big) {
+			free(it);
+			s->err = -ENOMEM;
+			return NULL;
+		}
+		big->data = big + 1;
+		memcpy((char *)(big + 1) + big->len, ev->inl, ev->inl_len);
+		big->len += ev->inl_len;
+		it = big;
+	}
+	return it;
+}
+
 static void on_jit(void *ctx, const struct jt_jit_event *ev)
 {
 	struct jit_feed *f = ctx;
@@ -605,6 +630,8 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 				NULL,
 		.unwind_len = ev->unwind_len,
 		.unwind_hdr_len = ev->unwind_hdr_len,
+		.inl_len = ev->inl_len,
+		.inl_count = ev->inl_count,
 	};
 
 	/*
@@ -613,8 +640,7 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	 */
 	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
 		j.time = f->src->found_ns;
-	push(s, new_item2(s, JT_IT_JIT, j.time, &j, sizeof(j), ev->unwind,
-			  ev->unwind_len));
+	push(s, jit_item(s, &j, ev));
 }
 
 /*

@@ -46,11 +46,21 @@ struct jt_jit_item {
 	/* LOAD: unwind_len bytes of CFI follow the item (jt_jit_unwind) */
 	uint32_t unwind_len;
 	uint32_t unwind_hdr_len;
+	/* LOAD: then inl_len bytes of inlining entries (jt_jit_inlines) */
+	uint32_t inl_len;
+	uint32_t inl_count;
 };
 
 static inline const unsigned char *jt_jit_unwind(const struct jt_jit_item *j)
 {
 	return j->unwind_len ? (const unsigned char *)(j + 1) : NULL;
+}
+
+/* LOAD: the inlining entries after the CFI (jvmti/jitdump_records.h). */
+static inline const unsigned char *jt_jit_inlines(const struct jt_jit_item *j)
+{
+	return j->inl_len ? (const unsigned char *)(j + 1) + j->unwind_len :
+			    NULL;
 }
 
 struct jt_write_queue;

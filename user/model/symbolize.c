@@ -316,6 +316,9 @@ static int user_frame(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 	    (e = jt_elf_get(&y->elf, f.path)) && e->ok &&
 	    !jt_elf_off_vaddr(e, f.offset, &vaddr))
 		n = jt_inlines_at(&y->inl, e, vaddr, inl, JT_INLINE_MAX);
+	else if (f.source == JT_SRC_JITDUMP)
+		n = jt_chain_inlined(&y->chains, m, pid, ip, f.call, inl,
+				     JT_INLINE_MAX);
 	for (i = 0; i < n; i++) {
 		if (!(r = new_frame(fv)))
 			return -ENOMEM;
@@ -587,7 +590,7 @@ void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 	struct jt_tnode *sub;
 	struct late_ctx c = { y, m, j };
 
-	jt_chain_jit(&y->chains, j);
+	jt_chain_jit(&y->chains, j, &y->strs);
 	if (!y->npending || j->op != JT_JIT_LOAD ||
 	    !(w = waiting_of(y, j->pid, false)))
 		return;
