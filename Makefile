@@ -50,7 +50,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
 	     $(OUT)/workloads/libjtcow.so $(OUT)/workloads/libjtdata.so
 
-.PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format
+.PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format FORCE
 # The JVMTI agent (jvmti/) builds against a JDK's jvmti.h.
 JDK_INCLUDE ?= $(firstword $(wildcard /usr/lib/jvm/default-java/include \
 		/usr/lib/jvm/java-17-openjdk-amd64/include /usr/lib/jvm/*/include))
@@ -88,6 +88,15 @@ $(GEN)/profile.pb-c.h: $(GEN)/profile.pb-c.c
 
 $(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c
 	$(CC) $(filter-out -Werror,$(JT_CFLAGS)) $(CFLAGS) -c $< -o $@
+
+# The version --version prints: git's description when built from git.
+# Rewritten only when it changes, so a build does not start over for it.
+$(OUT)/version.h: FORCE
+	@mkdir -p $(@D)
+	@v="#define JT_VERSION \"$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)\""; \
+	 [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
+FORCE:
+$(OUT)/user/jittrace.o: $(OUT)/version.h
 
 # Generated headers exist before any .d file can name them.
 $(APP_OBJS): $(SKELS) $(GEN)/profile.pb-c.h

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "jittrace.h"
+#include "version.h"
 
 static const char usage[] =
 	"usage: jittrace COMMAND [options]\n"
@@ -17,7 +18,8 @@ static const char usage[] =
 	"  agent    always on, system-wide: pprof profiles over HTTP,\n"
 	"           spooled or pushed\n"
 	"  doctor   what this kernel allows and which probes would be used\n"
-	"Run 'jittrace COMMAND -h' for a command's options.\n";
+	"Run 'jittrace COMMAND -h' for a command's options;\n"
+	"'jittrace --version' (-V) for the version.\n";
 
 static const struct {
 	const char *name;
@@ -37,6 +39,10 @@ int main(int argc, char **argv)
 		return jt_usage_error(usage, NULL);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("jittrace version %s\n", JT_VERSION);
 		return 0;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

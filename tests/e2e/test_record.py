@@ -510,3 +510,13 @@ def test_writes_in_tmp_do_not_wake_the_recorder():
     assert lines > 20000, lines
     # 2 s of ticks is 20; a pass per write would be thousands.
     assert 2 <= rounds <= 40, rounds
+
+
+def test_version():
+    # git's description of the tree it was built from, as perf prints its own.
+    out = [run([JT, flag]).stdout for flag in ("--version", "-V")]
+    assert out[0] == out[1] and re.match(r"^jittrace version \S+\n$", out[0]), out
+    if os.path.isdir(os.path.join(ROOT, ".git")):
+        want = run(["git", "-C", ROOT, "describe", "--tags", "--always", "--dirty"]).stdout
+        assert out[0] == f"jittrace version {want}", (out[0], want)
+    assert "--version" in run([JT, "--help"]).stdout
