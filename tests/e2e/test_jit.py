@@ -100,6 +100,19 @@ def test_perfmap_rewritten_in_place():
     assert sorted(per_name) == [f"rewrite_{i:02d}" for i in range(6)]
 
 
+def test_report_prints_only_the_sorted_columns():
+    # As perf report --sort sym: no Command, Pid or Shared Object column.
+    out, data = jitgen("reuse", 3, 0.6, jitdump=False, perfmap=True)
+    lines = run([JT, "report", "-i", data, "--sort", "sym"]).stdout.splitlines()
+    head = next(ln for ln in lines if ln.startswith("# Overhead"))
+    assert head.split() == ["#", "Overhead", "Samples", "Source", "Symbol"], head
+    rows = [ln.split() for ln in lines if "reused_" in ln and not ln.startswith("#")]
+    assert sorted(r[3] for r in rows) == ["reused_0", "reused_1", "reused_2"], rows
+    assert all(len(r) == 4 and r[2] == "perfmap" for r in rows), rows
+    full = run([JT, "report", "-i", data]).stdout
+    assert "# Overhead   Samples  Command              Pid  Shared Object" in full
+
+
 def test_address_reuse_jitdump():
     out, data = jitgen("reuse", 6, 1.2)
     check(out, data, "jitdump")

@@ -511,6 +511,60 @@ static void print_json(const struct report *r)
 	jt_json_end(&j);
 }
 
+/* As perf report: the columns it sorts by, and only those. */
+static void print_head(const struct report *r)
+{
+	if (r->graph)
+		printf("# %8s %8s", "Children", "Self");
+	else
+		printf("# %8s", "Overhead");
+	printf(" %9s", "Samples");
+	if (r->keys & K_COMM)
+		printf("  %-16s", "Command");
+	if (r->keys & K_PID)
+		printf(" %7s", "Pid");
+	if (r->keys & K_DSO)
+		printf("  %-24s", r->data ? "Backing" : "Shared Object");
+	printf("  %-8s", r->data ? "Sharing" : "Source");
+	if (r->keys & K_SYM)
+		printf(" %s", r->data ? "Region" : "Symbol");
+	if (r->data && (r->keys & K_DSYM))
+		printf("  Data Symbol");
+	putchar('\n');
+}
+
+static void print_row(const struct report *r, const struct row *w)
+{
+	char pid[32];
+
+	if (r->graph)
+		printf("  %7.2f%%",
+		       r->total ? 100.0 * w->children / r->total : 0);
+	printf("  %7.2f%% %9" PRIu64,
+	       r->total ? 100.0 * w->samples / r->total : 0, w->samples);
+	if (r->keys & K_COMM)
+		printf("  %-16s", jt_tx(w->comm));
+	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
+	if (r->keys & K_PID) {
+		if (w->nspid)
+			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
+		else
+			snprintf(pid, sizeof(pid), "%u", w->pid);
+		printf(" %7s", pid);
+	}
+	if (r->keys & K_DSO)
+		printf("  %-24s", jt_tx(w->dso));
+	printf("  %-8s", r->data ? jt_sharing_name(w->source) :
+				   jt_source_name(w->source));
+	if (r->keys & K_SYM)
+		printf(" %s%s", jt_tx(w->sym), w->retro ? " (retro)" : "");
+	else if (w->retro)
+		printf(" (retro)");
+	if (r->data && (r->keys & K_DSYM))
+		printf("  %s", jt_tx(w->dsym));
+	putchar('\n');
+}
+
 static void print_table(const struct report *r, const struct jt_stream *s,
 			const struct jt_syms *y)
 {
@@ -519,37 +573,11 @@ static void print_table(const struct report *r, const struct jt_stream *s,
 	jt_print_probes(stdout, s);
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
-	if (r->graph)
-		printf("# %8s", "Children");
-	printf("%s%8s %9s  %-16s %7s  %-24s %-8s %s%s\n", r->graph ? " " : "# ",
-	       r->graph ? "Self" : "Overhead", "Samples", "Command", "Pid",
-	       r->data ? "Backing" : "Shared Object",
-	       r->data ? "Sharing" : "Source", r->data ? "Region" : "Symbol",
-	       r->data ? "  Data Symbol" : "");
+	print_head(r);
 	for (i = 0; i < r->n; i++) {
-		const struct row *w = r->rows[i];
-		char pid[32] = "0";
-
-		/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
-		if ((r->keys & K_PID) && w->nspid)
-			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
-		else if (r->keys & K_PID)
-			snprintf(pid, sizeof(pid), "%u", w->pid);
+		print_row(r, r->rows[i]);
 		if (r->graph)
-			printf("  %7.2f%%",
-			       r->total ? 100.0 * w->children / r->total : 0);
-		printf("  %7.2f%% %9" PRIu64
-		       "  %-16s %7s  %-24s %-8s %s%s%s%s\n",
-		       r->total ? 100.0 * w->samples / r->total : 0, w->samples,
-		       r->keys & K_COMM ? jt_tx(w->comm) : "-", pid,
-		       r->keys & K_DSO ? jt_tx(w->dso) : "-",
-		       r->data ? jt_sharing_name(w->source) :
-				 jt_source_name(w->source),
-		       r->keys & K_SYM ? jt_tx(w->sym) : "-",
-		       w->retro ? " (retro)" : "", r->data ? "  " : "",
-		       r->data ? jt_tx(w->dsym) : "");
-		if (r->graph)
-			print_callers(w);
+			print_callers(r->rows[i]);
 	}
 	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
 	       " retro (named by a code-load record written after them)\n",
