@@ -58,7 +58,7 @@ JVMTI_SO := $(OUT)/lib/jittrace/libjittrace-jvmti.so
 
 all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS)
 
-$(JVMTI_SO): jvmti/jittrace_jvmti.c jvmti/jitdump_records.h
+$(JVMTI_SO): jvmti/jittrace_jvmti.c include/jt_jitdump.h
 	@mkdir -p $(@D)
 	@test -n "$(JDK_INCLUDE)" || { echo "no JDK headers (jvmti.h): apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
 	$(CC) $(filter-out -MMD -MP,$(JT_CFLAGS)) $(CFLAGS) -fPIC -shared \

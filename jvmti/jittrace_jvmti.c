@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "jitdump_records.h"
+#include "jt_jitdump.h"
 
 static struct {
 	pthread_mutex_t lock;

@@ -77,7 +77,7 @@ int jt_perf_sample_user(const struct jt_sample *s, uint64_t st,
 {
 	struct cursor c = { s->rest, s->rest + s->rest_len, 0 };
 	uint64_t size;
-	int i, n = 0;
+	int i;
 
 	memset(u, 0, sizeof(*u));
 	if (st &
@@ -89,7 +89,7 @@ int jt_perf_sample_user(const struct jt_sample *s, uint64_t st,
 			u->mask = regs_mask;
 			for (i = 0; i < 64; i++)
 				if (regs_mask & (1ULL << i))
-					u->regs[i] = take(&c), n++;
+					u->regs[i] = take(&c);
 		}
 	}
 	if ((st & PERF_SAMPLE_STACK_USER) && !c.err) {

@@ -434,17 +434,20 @@ static void find(void *ctx, uint64_t pc, bool leaf, struct jt_uw_src *src)
 	src->how = JT_UW_NONE;
 	if (!g || !(g->prot & PROT_EXEC))
 		return;
-	if ((j = jt_jittab_find(&c->p->jitdump, look)))
+	if ((j = jt_jittab_find(&c->p->jitdump, look))) {
 		jit_rule(c, j, true, pc, src);
-	else if ((j = jt_jittab_find(&c->p->perfmap, look)))
+	} else if ((j = jt_jittab_find(&c->p->perfmap, look))) {
 		jit_rule(c, j, false, pc, src);
-	else if (g->kind == JT_RK_FILE)
+	} else if (g->kind == JT_RK_FILE) {
 		file_rule(c, g, look, src);
-	else if (g->kind == JT_RK_VDSO && jt_syms_vdso_cfi(c->y))
-		src->how = JT_UW_CFI, src->cfi = jt_syms_vdso_cfi(c->y),
+	} else if (g->kind == JT_RK_VDSO &&
+		   (src->cfi = jt_syms_vdso_cfi(c->y))) {
+		/* The vdso is linked at 0: its mapping's start is the bias. */
+		src->how = JT_UW_CFI;
 		src->bias = g->start;
-	else
+	} else {
 		src->how = JT_UW_FP;
+	}
 }
 
 static bool sample_regs(const struct jt_sample_user *u, struct jt_uw_regs *r)

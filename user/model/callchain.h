@@ -26,7 +26,6 @@ struct jt_chain_stats {
 	uint64_t unwound; /* samples with registers and stack */
 	uint64_t end[JT_UW_END_NOREGS + 1]; /* why each stopped */
 	uint64_t by_how[JT_UW_NORULE + 1];  /* frames, by rule source */
-	uint64_t redone; /* unwound again when late JIT code came */
 };
 
 struct jt_chains {

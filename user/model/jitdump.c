@@ -4,29 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "jt_jitdump.h"
 #include "model/jitdump.h"
 
-#define JITDUMP_MAGIC 0x4A695444
-#define JITDUMP_MAGIC_SWAPPED 0x4454694A
+/* Written on a host of the other byte order. */
+#define JITHEADER_MAGIC_SWAPPED 0x4454694A
 #define JITDUMP_HEADER_MIN 40
-#define JITDUMP_VERSION 1 /* JITHEADER_VERSION in perf */
 #define JITDUMP_ARCH_TIMESTAMP 1
 /* No runtime writes a record this big; a larger size is corruption. */
 #define JITDUMP_RECORD_MAX (256u << 20)
 #define PERFMAP_LINE_MAX 65536
 /* One function's CFI; anything bigger is not what a JIT writes. */
 #define JITDUMP_UNWIND_MAX (1u << 20)
-
-enum {
-	JIT_CODE_LOAD,
-	JIT_CODE_MOVE,
-	JIT_CODE_DEBUG_INFO,
-	JIT_CODE_CLOSE,
-	JIT_CODE_UNWINDING_INFO,
-	/* jvmti/jitdump_records.h: far above perf's, which perf skips */
-	JIT_CODE_UNLOAD = 0x4a540001,
-	JIT_CODE_INLINE = 0x4a540002,
-};
 
 static int append(unsigned char **buf, size_t *len, size_t *cap,
 		  const void *data, size_t n)
@@ -114,17 +103,17 @@ static int parse_header(struct jt_jitdump *d)
 	if (d->len < 8)
 		return 0;
 	memcpy(&magic, d->buf, 4);
-	if (magic == JITDUMP_MAGIC_SWAPPED)
+	if (magic == JITHEADER_MAGIC_SWAPPED)
 		d->swap = true;
-	else if (magic != JITDUMP_MAGIC)
+	else if (magic != JITHEADER_MAGIC)
 		return fail(d, "not a jitdump file (bad magic)");
 	/* As perf: a later version may lay records out differently. */
 	version = u32(d, d->buf + 4);
-	if (version > JITDUMP_VERSION) {
+	if (version > JITHEADER_VERSION) {
 		snprintf(d->err, sizeof(d->err),
 			 "unsupported jitdump version %u (jittrace, like "
 			 "perf, reads up to %u)",
-			 version, JITDUMP_VERSION);
+			 version, JITHEADER_VERSION);
 		d->failed = true;
 		return -1;
 	}
@@ -192,8 +181,6 @@ static bool keep_unwind(struct jt_jitdump *d, const unsigned char *r,
 	uint64_t len, hdr;
 	unsigned char *b;
 
-	if (d->unwind_len)
-		d->stats.unwind_unused++;
 	d->unwind_len = 0;
 	if (size < 16 + 24)
 		return false;

@@ -42,7 +42,7 @@ struct jt_jit_event {
 	uint32_t unwind_len;
 	uint32_t unwind_hdr_len;
 	/* LOAD: jittrace's JVMTI agent's inlining record before it (the
-	 * entries of jvmti/jitdump_records.h's jr_code_inline) */
+	 * entries of include/jt_jitdump.h's jr_code_inline) */
 	const unsigned char *inl;
 	uint32_t inl_len;
 	uint32_t inl_count;
@@ -55,7 +55,6 @@ struct jt_jit_stats {
 	uint64_t records;	/* well-formed records of any type */
 	uint64_t skipped;	/* malformed records passed over */
 	uint64_t lines;		/* perf-map lines read */
-	uint64_t unwind_unused; /* unwinding info no code load followed */
 };
 
 struct jt_jitdump {

@@ -654,7 +654,6 @@ static void new_version(struct jt_jit_source *src)
 
 	jt_perfmap_free(&src->map);
 	jt_perfmap_init(&src->map);
-	src->versions++;
 	/* Past the write of the old version's last line, to the new one's. */
 	if (q && q->head < q->n)
 		q->head++;

@@ -56,7 +56,7 @@ static inline const unsigned char *jt_jit_unwind(const struct jt_jit_item *j)
 	return j->unwind_len ? (const unsigned char *)(j + 1) : NULL;
 }
 
-/* LOAD: the inlining entries after the CFI (jvmti/jitdump_records.h). */
+/* LOAD: the inlining entries after the CFI (include/jt_jitdump.h). */
 static inline const unsigned char *jt_jit_inlines(const struct jt_jit_item *j)
 {
 	return j->inl_len ? (const unsigned char *)(j + 1) + j->unwind_len :
@@ -76,8 +76,7 @@ struct jt_jit_source {
 	uint64_t found_ns; /* when the recorder opened it */
 	const char *path;
 	uint64_t next_offset;
-	uint64_t gaps;	   /* pieces missing: the parser was restarted */
-	uint64_t versions; /* a perf-map rewritten in place, read again */
+	uint64_t gaps; /* pieces missing: the parser was restarted */
 	uint64_t ino;
 	struct jt_write_queue *writes; /* perf-map: its write(2)s, in order */
 	uint64_t ignored_writes;       /* refused: writes made to it */

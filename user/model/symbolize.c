@@ -399,6 +399,12 @@ static void maybe_wait(struct jt_syms *y, struct jt_model *m,
 	if (!g || !(g->prot & PROT_EXEC) ||
 	    !may_be_jit(jt_model_find(m, n->pid), g))
 		return;
+	/* Most samples wait for nothing: their array comes with the first. */
+	if (!n->waits &&
+	    !(n->waits = calloc(n->res.nframes + 1, sizeof(*n->waits)))) {
+		y->err = -ENOMEM;
+		return;
+	}
 	wt = &n->waits[n->nwaits++];
 	*wt = (struct jt_wait){ .n = n,
 				.r = r,
@@ -409,13 +415,26 @@ static void maybe_wait(struct jt_syms *y, struct jt_model *m,
 		y->st.retro_expired++; /* no memory to wait */
 }
 
+/* The leaf and every frame of n, each where it may be named late. */
+static void wait_all(struct jt_syms *y, struct jt_model *m, struct jt_named *n,
+		     uint64_t ip)
+{
+	uint32_t i;
+
+	maybe_wait(y, m, n, &n->res, ip);
+	for (i = 0; i < n->res.nframes; i++) {
+		struct jt_symres *f = &n->res.frames[i];
+
+		maybe_wait(y, m, n, f, f->call ? f->ip - 1 : f->ip);
+	}
+}
+
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it)
 {
 	const struct perf_event_header *h = it->data;
 	struct jt_named *n;
 	struct jt_sample smp;
-	uint32_t i;
 
 	if (it->kind != JT_IT_PERF || h->type != PERF_RECORD_SAMPLE ||
 	    jt_perf_sample(it->data, it->len, y->s->sample_type, &smp))
@@ -434,17 +453,7 @@ struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 	if ((smp.nr_chain || (y->s->sample_type & PERF_SAMPLE_REGS_USER)) &&
 	    !y->err)
 		y->err = add_frames(y, m, &smp, &n->res);
-	n->waits = calloc(n->res.nframes + 1, sizeof(*n->waits));
-	if (!n->waits) {
-		y->err = -ENOMEM;
-		return n;
-	}
-	maybe_wait(y, m, n, &n->res, smp.ip);
-	for (i = 0; i < n->res.nframes; i++) {
-		struct jt_symres *f = &n->res.frames[i];
-
-		maybe_wait(y, m, n, f, f->call ? f->ip - 1 : f->ip);
-	}
+	wait_all(y, m, n, smp.ip);
 	return n;
 }
 
@@ -508,7 +517,6 @@ static void redo_frames(struct jt_syms *y, struct jt_model *m,
 			struct jt_named *n)
 {
 	struct jt_sample smp;
-	uint32_t i;
 
 	jt_syms_settle(y, n);
 	if (jt_perf_sample(n->it->data, n->it->len, y->s->sample_type, &smp))
@@ -516,21 +524,11 @@ static void redo_frames(struct jt_syms *y, struct jt_model *m,
 	free(n->res.frames);
 	n->res.frames = NULL;
 	n->res.nframes = 0;
-	y->chains.st.redone++;
 	y->err = add_frames(y, m, &smp, &n->res);
 	free(n->waits);
+	n->waits = NULL;
 	n->nwaits = 0;
-	n->waits = calloc(n->res.nframes + 1, sizeof(*n->waits));
-	if (!n->waits) {
-		y->err = -ENOMEM;
-		return;
-	}
-	maybe_wait(y, m, n, &n->res, smp.ip);
-	for (i = 0; i < n->res.nframes; i++) {
-		struct jt_symres *f = &n->res.frames[i];
-
-		maybe_wait(y, m, n, f, f->call ? f->ip - 1 : f->ip);
-	}
+	wait_all(y, m, n, smp.ip);
 }
 
 static void name_late(struct jt_syms *y, struct jt_model *m,

@@ -461,7 +461,6 @@ static void truncated(struct jt_jitfiles *j, struct jt_jitfile *f)
 	if (f->kind == JT_JIT_PERFMAP && f->offset && !fstat(f->fd, &st) &&
 	    (uint64_t)st.st_size < f->offset) {
 		f->offset = 0;
-		j->rewrites++;
 	}
 }
 
@@ -557,7 +556,6 @@ static void rewritten(struct jt_jitfiles *j, const struct jt_write_event *w)
 			continue;
 		if (start < f->written_end && f->offset) {
 			f->offset = 0;
-			j->rewrites++;
 			f->written_end = w->end;
 		} else if (w->end > f->written_end) {
 			f->written_end = w->end;

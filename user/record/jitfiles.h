@@ -84,7 +84,6 @@ struct jt_jitfiles {
 	char *buf;
 	uint64_t refused;
 	uint64_t bytes;
-	uint64_t rewrites; /* perf-maps read again from their start */
 	uint64_t swept_ns; /* when every file was last read */
 	uint64_t passes;   /* jt_jitfiles_poll calls so far */
 };

@@ -280,15 +280,12 @@ static void write_stack_sample(struct jt_perf *p, struct jt_writer *w,
 		memcpy(p->tmp, rec, size);
 	len = jt_perf_sample_trim(p->tmp, size, p->attr.sample_type,
 				  p->attr.sample_regs_user);
-	p->stack_bytes += len;
 	if (jt_stackdelta_encode(&p->deltas, p->tmp, len, p->delta, &olen,
 				 &hd.dh)) {
-		p->stack_stored += olen;
 		jt_writer_add(w, JT_REC_PERF_DELTA, &hd, sizeof(hd), p->delta,
 			      olen);
 		return;
 	}
-	p->stack_stored += len;
 	jt_writer_add(w, JT_REC_PERF, pr, sizeof(*pr), p->tmp, len);
 }
 

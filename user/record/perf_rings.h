@@ -43,8 +43,6 @@ struct jt_perf {
 	char *delta; /* a sample's stack stored as a delta */
 	struct jt_stackdelta deltas;
 	uint64_t records;
-	uint64_t stack_bytes;  /* of stack copies the kernel gave */
-	uint64_t stack_stored; /* of them, written */
 	uint64_t lost_records; /* summed from PERF_RECORD_LOST */
 };
 

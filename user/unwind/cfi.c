@@ -444,11 +444,6 @@ int jt_cfi_step(struct jt_cfi *c, uint64_t addr, const struct jt_uw_stack *st,
 	return r;
 }
 
-size_t jt_cfi_size(const struct jt_cfi *c)
-{
-	return c->len + sizeof(*c);
-}
-
 void jt_cfi_free(struct jt_cfi *c)
 {
 	if (!c)

@@ -50,8 +50,6 @@ int jt_cfi_elf_sections(void *elf, struct jt_cfi_sect s[JT_CFI_NKINDS]);
  */
 int jt_cfi_step(struct jt_cfi *c, uint64_t addr, const struct jt_uw_stack *st,
 		const struct jt_uw_regs *in, struct jt_uw_regs *out);
-/* Bytes held, for memory accounting. */
-size_t jt_cfi_size(const struct jt_cfi *c);
 void jt_cfi_free(struct jt_cfi *c);
 
 #endif

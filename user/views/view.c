@@ -78,6 +78,24 @@ void jt_print_probes(FILE *f, const struct jt_stream *s)
 	fprintf(f, "\n");
 }
 
+/* --call-graph dwarf: how the unwinding of each sample ended. */
+static void print_stacks(FILE *f, const struct jt_chain_stats *st)
+{
+	int e;
+
+	if (!st->unwound)
+		return;
+	fprintf(f, "# stacks: %llu unwound", (unsigned long long)st->unwound);
+	for (e = 0; e <= JT_UW_END_NOREGS; e++)
+		if (st->end[e])
+			fprintf(f, ", %llu %s", (unsigned long long)st->end[e],
+				jt_uw_end_name(e));
+	/* Deeper than the copy: a larger --call-graph dwarf,SIZE. */
+	if (st->end[JT_UW_END_TRUNCATED])
+		fprintf(f, " (record with a larger --call-graph dwarf,SIZE)");
+	fputc('\n', f);
+}
+
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_pipe *p)
 {
@@ -122,4 +140,15 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 	if (m->stats.malformed)
 		fprintf(f, "# malformed events skipped: %llu\n",
 			(unsigned long long)m->stats.malformed);
+	if (s->stack_unknown)
+		fprintf(f,
+			"# samples left out: a stack copy stored as a delta "
+			"with nothing to apply it to: %llu\n",
+			(unsigned long long)s->stack_unknown);
+	if (s->cfis.bad)
+		fprintf(f,
+			"# CFI pieces that did not fit (their objects unwind "
+			"from the files, if still there): %llu\n",
+			(unsigned long long)s->cfis.bad);
+	print_stacks(f, &p->syms.chains.st);
 }

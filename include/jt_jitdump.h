@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The jitdump records the agent writes (perf's jitdump specification). */
-#ifndef JT_JVMTI_RECORDS_H
-#define JT_JVMTI_RECORDS_H
+/*
+ * jitdump records (tools/perf/Documentation/jitdump-specification.txt),
+ * with jittrace's two of its own: what the JVMTI agent (jvmti/) writes
+ * and the reader (user/model/jitdump.c) reads.
+ */
+#ifndef JT_JITDUMP_FORMAT_H
+#define JT_JITDUMP_FORMAT_H
 
 #include <stdint.h>
 #include <sys/uio.h>
