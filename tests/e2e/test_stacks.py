@@ -8,6 +8,7 @@ machine; each test asserts the share of its hot samples whose stack is
 complete (down to _start or the thread's start) and named frame by frame
 as the chain really is. tests/bench/bench_stacks.py runs the same
 workloads and checks against perf."""
+import collections
 import json
 import os
 import re
@@ -229,6 +230,13 @@ def test_exports_and_report_keep_whole_stacks():
     pp_hot = [(n, fr) for n, _, fr, _ in samples if "c" in fr]
     assert sum(n for n, _ in pp_hot) == hot
     assert sum(n for n, fr in pp_hot if fr in (chain[k:] for k in range(4))) >= WANT * hot
+
+    # The footer counts each sample's unwinding once, by how it ended.
+    ends = collections.Counter(e["unwind"] for e in script(data) if "unwind" in e)
+    line = next(ln for ln in run([JT, "report", "-i", data]).stdout.splitlines()
+                if ln.startswith("# stacks: "))
+    assert line.startswith(f"# stacks: {sum(ends.values())} unwound, "
+                           f"{ends['complete']} complete"), (line, ends)
 
     rows = {r["sym"]: r for r in json.loads(
         run([JT, "report", "-i", data, "-g", "--sort", "sym", "--json"]).stdout)}

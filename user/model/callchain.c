@@ -474,27 +474,20 @@ int jt_chain_unwind(struct jt_syms *y, struct jt_model *m,
 	struct jt_uw_regs regs;
 	struct jt_uw_stack st;
 	struct uw_ctx c = { y, jt_model_find(m, smp->pid) };
-	int n, i;
 
 	*end = JT_UW_END_NOREGS;
 	if (!(y->s->sample_type & PERF_SAMPLE_REGS_USER) ||
 	    jt_perf_sample_user(smp, y->s->sample_type, y->s->regs_user, &u) ||
 	    !sample_regs(&u, &regs))
 		return 0;
-	y->chains.st.unwound++;
 	st = (struct jt_uw_stack){ regs.r[JT_UW_REG_SP], u.stack, u.stack_len };
 	if (!c.p || !c.p->as) {
 		out[0] = (struct jt_uw_frame){ regs.r[JT_UW_REG_PC],
 					       JT_UW_NONE };
 		*end = JT_UW_END_BADRA;
-		y->chains.st.end[*end]++;
 		return 1;
 	}
-	n = jt_unwind(&regs, &st, find, &c, out, max, end);
-	y->chains.st.end[*end]++;
-	for (i = 0; i < n; i++)
-		y->chains.st.by_how[out[i].how]++;
-	return n;
+	return jt_unwind(&regs, &st, find, &c, out, max, end);
 }
 
 void jt_chain_exited(struct jt_chains *c, uint32_t pid)

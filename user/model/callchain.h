@@ -23,9 +23,8 @@
 struct jt_syms;
 
 struct jt_chain_stats {
-	uint64_t unwound; /* samples with registers and stack */
+	uint64_t unwound; /* samples with registers and stack, as named last */
 	uint64_t end[JT_UW_END_NOREGS + 1]; /* why each stopped */
-	uint64_t by_how[JT_UW_NORULE + 1];  /* frames, by rule source */
 };
 
 struct jt_chains {

@@ -634,6 +634,11 @@ void jt_syms_exited(struct jt_syms *y, uint32_t pid)
 
 void jt_syms_count(struct jt_syms *y, const struct jt_named *n)
 {
+	/* Here, not at each unwinding: a late JIT record unwinds again. */
+	if (n->res.chain_end) {
+		y->chains.st.unwound++;
+		y->chains.st.end[n->res.chain_end - 1]++;
+	}
 	y->st.by_source[n->res.source]++;
 	if (!n->res.sym && n->res.source != JT_SRC_ANON)
 		y->st.unknown++;
