@@ -438,4 +438,17 @@ static __always_inline __u32 jt_task_nspid(struct task_struct *t)
 	return u.nr;
 }
 
+/*
+ * Inside execve, between the point of no return and the EXEC event: the
+ * ELF loader's own work on the new mm, which the exec snapshot holds.
+ */
+static __always_inline bool in_execve(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(t->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
+}
+
 #endif /* JT_COMMON_BPF_H */

@@ -20,23 +20,16 @@ static __always_inline __u32 classify(struct vma_ctx *c, __u64 ec)
 	return ec & PF_PROT ? JT_COW_ANON_WP : 0;
 }
 
-/*
- * A raw tracepoint: no trace record is built for each fault, and it
- * detaches without a synchronous RCU wait.
- */
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(jt_fault, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
+static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
+				      __u32 flags)
 {
 	struct jt_cow_event ev = {};
 	struct vma_ctx c = {};
-	__u64 ec = error_code;
 
-	if (!(ec & PF_WRITE) || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	ev.page = address & ~4095ULL;
 	ev.error_code = ec;
-	ev.ip = regs->ip;
+	ev.ip = ip;
+	ev.flags = flags;
 	/*
 	 * One try: interrupts are off here, so an irq_work still pending
 	 * from the last lookup cannot finish while we spin. A busy lookup
@@ -59,6 +52,41 @@ int BPF_PROG(jt_fault, unsigned long address, struct pt_regs *regs,
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));
 	return 0;
+}
+
+/*
+ * A raw tracepoint: no trace record is built for each fault, and it
+ * detaches without a synchronous RCU wait.
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(jt_fault, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (!(error_code & PF_WRITE) ||
+	    !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return emit_fault(address, error_code, regs->ip, 0);
+}
+
+/*
+ * The kernel writing user memory for the task: copy_to_user in a
+ * syscall, and in execve the ELF loader zeroing the partial .bss page
+ * of the new image and of its interpreter (padzero), which no user
+ * instruction ever writes.
+ */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(jt_kfault, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	struct pt_regs *user;
+
+	if (!(error_code & PF_WRITE) || (long)address < 0 ||
+	    !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (in_execve())
+		return emit_fault(address, error_code, 0, JT_MF_EXEC_LOAD);
+	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return emit_fault(address, error_code, BPF_CORE_READ(user, ip), 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

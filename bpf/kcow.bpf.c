@@ -38,15 +38,17 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 		ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	}
-	if (in_execve())
-		ev.flags = JT_MF_EXEC_LOAD;
 	/*
 	 * The user instruction the task entered the kernel from: the write
-	 * itself, or the syscall whose copy_to_user faulted for it.
+	 * itself, or the syscall whose copy_to_user faulted for it. In
+	 * execve no instruction of the new image wrote: the loader did.
 	 */
-	ev.ip = BPF_CORE_READ(
-		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()),
-		ip);
+	if (in_execve())
+		ev.flags = JT_MF_EXEC_LOAD;
+	else
+		ev.ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(
+					      bpf_get_current_task_btf()),
+				      ip);
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));
 	return 0;

@@ -33,19 +33,6 @@ static __always_inline void fentry_args(__u64 *ctx, struct kargs *k)
 	bpf_get_func_arg(ctx, 5, &k->a[5]);
 }
 
-/*
- * Inside execve, between the point of no return and the EXEC event: the
- * ELF loader's own work on the new mm, which the exec snapshot holds.
- */
-static __always_inline bool in_execve(void)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	if (!bpf_core_field_exists(t->in_execve))
-		return false;
-	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
-}
-
 /* Entry handler: on_##fn(const struct kargs *). */
 #define JT_KENTRY(fn)                                                          \
 	SEC("fentry/" #fn)                                                     \

@@ -4,15 +4,20 @@ to a running JVM, on a workload that makes HotSpot free compiled code and
 reuse its addresses (tests/workloads/java/Churn.java). Truth comes from
 the workload itself: which generation's code ran when (System.nanoTime,
 CLOCK_MONOTONIC), so a sample named after the code that was at its
-address before, or after, is caught."""
+address before, or after, is caught. And the copy-on-write view of real
+JVMs, checked page by page against /proc/PID/pagemap."""
 import bisect
 import collections
+import json
 import os
 import re
 import shutil
+import signal
+import struct
 import subprocess
 import time
 
+import jt
 from jt import JT, ROOT, TMP, USER, AS_USER, Skip, run, script
 
 JDK = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
@@ -29,7 +34,7 @@ def classes():
     wd = os.path.join(TMP, "java-churn")
     os.makedirs(wd, exist_ok=True)
     run([os.path.join(JDK, "javac"), "-d", wd, os.path.join(SRC, "Gen00000.java"),
-         os.path.join(SRC, "Churn.java")])
+         os.path.join(SRC, "Churn.java"), os.path.join(SRC, "Hold.java")])
     for f in os.listdir(wd):
         os.chmod(os.path.join(wd, f), 0o644)
     os.chmod(wd, 0o755)
@@ -238,3 +243,111 @@ def test_agent_jvmti_names_running_jvms():
     _, samples = pprof_raw(prof)
     named = sum(n for n, _, fr, _ in samples if fr and GEN.match(fr[0]))
     assert named >= 20, samples[:5]
+
+
+def private_file_pages(pid):
+    """{(file, offset)}: present pages of pid's private file mappings that
+    are no longer the file's (pagemap bit 61 clear), as the kernel sees
+    them: independent of anything jittrace recorded."""
+    out = set()
+    with open(f"/proc/{pid}/pagemap", "rb") as pm, open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            f = line.split()
+            if len(f) < 6 or f[1][3] != "p" or f[4] == "0" or not f[5].startswith("/"):
+                continue
+            start, end = (int(x, 16) for x in f[0].split("-"))
+            n = (end - start) // 4096
+            pm.seek(start // 4096 * 8)
+            raw = pm.read(n * 8)
+            for i in range(n):
+                e = struct.unpack_from("<Q", raw, i * 8)[0]
+                if e >> 63 & 1 and not e >> 61 & 1:
+                    out.add((f[5], int(f[2], 16) + i * 4096))
+    return out
+
+
+def zeroed_by_execve(path):
+    """The page of each PT_LOAD that ends inside a page and has .bss after
+    it: the ELF loader zeroes its tail in execve (padzero). From readelf,
+    not from jittrace's ELF reader."""
+    out = set()
+    for line in run(["readelf", "-lW", path]).stdout.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD":
+            off, filesz, memsz = int(f[1], 16), int(f[4], 16), int(f[5], 16)
+            if memsz > filesz and (off + filesz) % 4096:
+                out.add((os.path.realpath(path), (off + filesz) & ~4095))
+    return out
+
+
+def interpreter(path):
+    for line in run(["readelf", "-lW", path]).stdout.splitlines():
+        if "program interpreter:" in line:
+            return os.path.realpath(line.split(":", 1)[1].strip(" ]"))
+    raise AssertionError(f"{path} has no interpreter")
+
+
+def stopped(pid):
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/stat") as f:
+            st = f.read()
+        if st[st.rindex(")") + 2] not in "tT":
+            return False
+    return True
+
+
+def test_cow_pages_of_two_jvms_match_pagemap():
+    """Two JVMs from one libjvm.so under --cow: the private pages audit
+    lists for each are exactly those its pagemap shows, taken while both
+    were frozen and killed with nothing written in between. That includes
+    the partial .bss pages execve zeroes in java and ld-linux before the
+    new image runs, attributed to the new image."""
+    wd = classes()
+    java = os.path.join(JDK, "java")
+    data = os.path.join(TMP, "java-cow.data")
+    err = open(os.path.join(TMP, "java-cow.err"), "w+")
+    rec = subprocess.Popen([JT, "record", "--cow", "-o", data, "--user", USER, "--",
+                            "sh", "-c", f"{java} -cp {wd} Hold & {java} -cp {wd} Hold & wait"],
+                           stdout=subprocess.PIPE, stderr=err, text=True)
+    pids, truth = [], {}
+    try:
+        for line in rec.stdout:
+            f = line.split()
+            if f and f[0] == "ready":
+                pids.append(int(f[1]))
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2, "the JVMs never said ready"
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        for pid in pids:
+            jt.wait_for(f"JVM {pid} to stop", lambda: stopped(pid))
+        truth = {pid: private_file_pages(pid) for pid in pids}
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        rec.wait(timeout=120)
+    err.seek(0)
+    assert rec.returncode is not None and "0 events lost" in err.read()
+    rows = json.loads(run([JT, "audit", "-i", data, "--json", "--kind", "cow"]).stdout)
+    got, why = collections.defaultdict(set), collections.defaultdict(set)
+    for r in rows:
+        b = r["detail"]["backing"]
+        if r["kind"] != "cow" or not b.startswith("/"):
+            continue
+        for pg in r["detail"]["pages"]:
+            key = (b, int(pg["file_offset"], 16))
+            got[r["pid"]].add(key)
+            if pg["why"] == "execve-zeroed":
+                why[r["pid"]].add(key)
+    zeroed = zeroed_by_execve(java) | zeroed_by_execve(interpreter(java))
+    assert len(zeroed) == 2, zeroed
+    for pid in pids:
+        t, g = truth[pid], got[pid]
+        jvm = {k for k in t if k[0].endswith("/libjvm.so")}
+        print(f"    JVM {pid}: {len(t & g)}/{len(t)} private file pages, "
+              f"{len(g - t)} more; libjvm.so {len({k for k in g if k in jvm})}"
+              f"/{len(jvm)}; execve-zeroed {sorted((os.path.basename(f), hex(o)) for f, o in why[pid])}")
+        assert len(jvm) > 100
+        assert t == g, (sorted(t - g)[:5], sorted(g - t)[:5])
+        assert why[pid] == zeroed, (why[pid], zeroed)

@@ -252,9 +252,14 @@ def test_java_jvmti_names_inlined_frames():
     inlining record names f2 where f3's code calls f1."""
     wd = java_classes()
     data = os.path.join(TMP, "stacks-jvmti.data")
+    # f3 must be compiled, not interpreted, for its code to call f1: with
+    # f1 looping 2M times, f3 ran a few hundred times in the second and
+    # stayed interpreted on a loaded machine. f1 is kept out of line, so
+    # the return address is in f3's code, inside the inlined f2.
     run([JT, "record", "-o", data, "-g", "-F", "499", "--jvmti", "--user", "nobody", "--",
-         os.path.join(JDK17, "java"), "-XX:+PreserveFramePointer", "-cp", wd, "Hot", "1"],
-        timeout=300)
+         os.path.join(JDK17, "java"), "-XX:+PreserveFramePointer",
+         "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Hot::f1",
+         "-cp", wd, "Hot", "1", "20000"], timeout=300)
     through_f3 = right = 0
     for e in script(data):
         fr = [f for f in e.get("frames", []) if f["source"] != "kallsyms"]

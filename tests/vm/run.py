@@ -58,7 +58,9 @@ def kernels():
         for line in f:
             f = line.split("#")[0].split()
             if len(f) >= 2:
-                yield f[0], f[1], QUICK if "quick" in f[2:] else TESTS
+                suite = [x.split("=", 1)[1] for x in f[2:] if x.startswith("suite=")]
+                yield f[0], f[1], QUICK if "quick" in f[2:] else TESTS, \
+                    (suite or [""])[0]
 
 
 def jt_json(*args):
@@ -108,15 +110,24 @@ def user_cows(events):
                   if e["type"] == "cow" and int(e["error_code"]) & PF_USER)
 
 
+def exec_zeroed(events):
+    order = procs_in_order(events)
+    return sorted((order.index(e["pid"]), e["page"]) for e in events
+                  if e["type"] == "cow" and e.get("flags", 0) & EXEC_LOAD)
+
+
 def compare_cows(base_ev, other_ev):
-    """The same pages made private by the process's own writes. The kernel
-    tier also sees faults the kernel takes for it (the ELF loader zeroing
-    .bss, copy_to_user): counted, not compared."""
+    """The same pages made private by the process's own writes, and the
+    same partial .bss pages the ELF loader zeroed in execve. The kernel
+    tier also sees the faults get_user_pages takes for the process:
+    counted, not compared."""
     a, b = user_cows(base_ev), user_cows(other_ev)
     assert a == b, f"COW pages differ: {sorted(set(a) ^ set(b))[:8]}"
+    za, zb = exec_zeroed(base_ev), exec_zeroed(other_ev)
+    assert za == zb, f"execve-zeroed pages differ: {za[:4]} {zb[:4]}"
     kernel_mode = sum(1 for e in other_ev if e["type"] == "cow"
                       and not int(e["error_code"]) & PF_USER)
-    return len(a), kernel_mode
+    return len(a), len(za), kernel_mode
 
 
 def jit_loads(events):
@@ -158,11 +169,12 @@ def compare_tiers(name, res):
             try:
                 ev = jt_json("script", "-i", other)
                 nreg = compare_maps(os.path.join(base, f), other)
-                ncow, nkcow = compare_cows(base_ev, ev)
+                ncow, nzero, nkcow = compare_cows(base_ev, ev)
                 assert jit_loads(base_ev) == jit_loads(ev), "JIT loads differ"
                 nexec = exec_loads_are_in_snapshots(ev)
                 assert nexec > 0, "the kernel tier saw no execve mapping"
                 report("ok", label, f"{nreg} regions, {ncow} user COW pages, "
+                       f"{nzero} execve-zeroed pages, "
                        f"{len(jit_loads(ev))} JIT loads equal; only here: "
                        f"{nexec} execve mappings, all in the exec snapshot, "
                        f"{nkcow} kernel-mode COW faults")
@@ -189,10 +201,10 @@ def guest_results(name, res):
             report("FAIL", f"{name}:{tier}", "the suite did not finish")
 
 
-def run_kernel(name, pkg, tests):
+def run_kernel(name, pkg, tests, suite):
     d = os.path.join(BUILD, "vm", name)
     t0 = time.time()
-    p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d])
+    p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d, suite])
     if p.returncode:
         report("SKIP", name, f"SKIPPED: cannot fetch kernel {pkg}: {p.stderr.strip()}")
         return
@@ -228,8 +240,8 @@ def main():
         report("SKIP", "all", "SKIPPED LOUDLY: qemu-system-x86_64 and busybox "
                "could not be installed: the kernel tier was not tested")
     else:
-        for name, pkg, tests in kernels():
-            run_kernel(name, pkg, tests)
+        for name, pkg, tests, suite in kernels():
+            run_kernel(name, pkg, tests, suite)
     print(f"vm: {results['passed']} passed, {results['failed']} failed, "
           f"{results['skipped']} skipped")
     return 1 if results["failed"] else 0

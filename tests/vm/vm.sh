@@ -2,7 +2,9 @@
 # Boot a stock distribution kernel under qemu to run jittrace's tests on
 # it. The kernel package is unpacked into the build tree, never installed.
 #
-#   vm.sh prepare PACKAGE DIR   fetch, unpack, decompress, build initramfs
+#   vm.sh prepare PACKAGE DIR [SUITE]
+#                               fetch (from Debian's SUITE, if given),
+#                               unpack, decompress, build initramfs
 #   vm.sh run DIR RESULTS [SECS] boot DIR's kernel; the guest runs
 #                               RESULTS/cmd.sh as root in a chroot of the
 #                               host's / (read only; RESULTS and /tmp are
@@ -11,17 +13,39 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
+# Another Debian release's kernels (SUITE: bullseye for 5.10) come from
+# apt with a sources list and lists of their own, under the build tree:
+# the machine's own apt setup stays as it is.
+apt_for() {
+	APT=
+	[ -n "$1" ] || return 0
+	a=$2/apt-$1
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	kr=/usr/share/keyrings/debian-archive-keyring.gpg
+	for s in "$1 main" "$1-updates main"; do
+		echo "deb [signed-by=$kr] http://deb.debian.org/debian $s"
+	done >"$a/sources.list"
+	echo "deb [signed-by=$kr] http://deb.debian.org/debian-security $1-security main" \
+		>>"$a/sources.list"
+	APT="-o Dir::Etc::SourceList=$a/sources.list -o Dir::Etc::SourceParts=/dev/null
+	     -o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
+	# Lists a day old are new enough: kernels move slower than that.
+	[ -n "$(find "$a/lists" -name '*Packages*' -mtime -1 2>/dev/null)" ] ||
+		apt-get $APT update >/dev/null 2>&1 ||
+		{ echo "vm.sh: apt-get update for $1 failed" >&2; return 1; }
+}
+
 # The concrete package behind a metapackage such as linux-image-amd64, or
 # the newest one a pattern such as linux-image-6.12.*+deb12-amd64 names.
 concrete() {
 	case $1 in
 	*'*'*)
-		apt-cache pkgnames linux-image- 2>/dev/null |
+		apt-cache $APT pkgnames linux-image- 2>/dev/null |
 			grep -x "$(echo "$1" | sed 's/[.+]/\\&/g; s/\*/.*/g')" |
 			sort -V | tail -1
 		return ;;
 	esac
-	dep=$(apt-cache depends "$1" 2>/dev/null |
+	dep=$(apt-cache $APT depends "$1" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
 	echo "${dep:-$1}"
 }
@@ -62,13 +86,15 @@ for m in (b"\xfd7zXZ\0", b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\0"):
 }
 
 prepare() {
+	mkdir -p "$(dirname "$2")"
+	apt_for "$3" "$(cd "$(dirname "$2")" && pwd)" || return 1
 	pkg=$(concrete "$1") dir=$2
 	[ -n "$pkg" ] || { echo "vm.sh: no package matches $1" >&2; return 1; }
 	# The initramfs holds init.sh: a new one makes a new cache key.
 	key="$pkg $(cksum <"$here/init.sh")"
 	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$key" ] && return 0
 	rm -rf "$dir" && mkdir -p "$dir/initrd/modules" "$dir/initrd/bin"
-	(cd "$dir" && apt-get download "$pkg" >/dev/null 2>&1) ||
+	(cd "$dir" && apt-get $APT download "$pkg" >/dev/null 2>&1) ||
 		{ echo "vm.sh: apt-get download $pkg failed" >&2; return 1; }
 	dpkg-deb -x "$dir"/*.deb "$dir/pkg"
 	rm -f "$dir"/*.deb
@@ -146,5 +172,5 @@ shift
 case $cmd in
 prepare) prepare "$@" ;;
 run) run "$@" ;;
-*) echo "usage: vm.sh prepare PACKAGE DIR | run DIR RESULTS [SECS]" >&2; exit 2 ;;
+*) echo "usage: vm.sh prepare PACKAGE DIR [SUITE] | run DIR RESULTS [SECS]" >&2; exit 2 ;;
 esac

@@ -54,7 +54,9 @@ struct jt_cowpage {
 	uint32_t tid;  /* the writing thread */
 	uint16_t kind; /* enum jt_cow_kind, as the model decided it */
 	/* Why: a copy shared with a fork relative was written, not a file's. */
-	uint16_t fork_shared;
+	uint8_t fork_shared;
+	/* The ELF loader zeroed it in execve (padzero): no instruction did. */
+	uint8_t exec_load;
 };
 
 struct jt_aspace {

@@ -12,6 +12,8 @@
 #define VM_IO 0x4000
 #define VM_PFNMAP 0x400
 #define MREMAP_DONTUNMAP 4
+/* One image has a partial .bss page or two (the program, its loader). */
+#define JT_EXEC_COW_MAX 16
 
 void jt_model_init(struct jt_model *m)
 {
@@ -20,6 +22,7 @@ void jt_model_init(struct jt_model *m)
 
 static void proc_free(struct jt_proc *p)
 {
+	free(p->exec_cow);
 	jt_aspace_put(p->as);
 	jt_jittab_free(&p->jitdump);
 	jt_jittab_free(&p->perfmap);
@@ -235,6 +238,65 @@ static void apply_shmdt(struct jt_proc *p, struct jt_aspace *as, uint64_t addr)
 	}
 }
 
+/* execve's writes that no region of its snapshot took: counted, let go. */
+static void exec_cow_drop(struct jt_model *m, struct jt_proc *p)
+{
+	m->stats.exec_cow_lost += p->n_exec_cow;
+	free(p->exec_cow);
+	p->exec_cow = NULL;
+	p->n_exec_cow = 0;
+	p->exec_ns = 0;
+}
+
+/*
+ * A page the ELF loader zeroed (padzero) lies in a region of the new
+ * image: it is private from the image's first instruction on.
+ */
+static void exec_cow_take(struct jt_model *m, struct jt_proc *p,
+			  const struct jt_region *r)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < p->n_exec_cow; i++) {
+		struct jt_cowpage *c = &p->exec_cow[i];
+
+		if (c->page < r->start || c->page >= r->end) {
+			p->exec_cow[kept++] = *c;
+			continue;
+		}
+		/* BPF could not read the VMA: a new image's anon is born
+		 * private. */
+		if (c->kind == JT_COW_RAW && r->kind != JT_RK_FILE)
+			continue;
+		if (c->kind == JT_COW_RAW)
+			c->kind = JT_COW_FILE_FIRST;
+		c->fork_shared = r->kind != JT_RK_FILE;
+		check(m, jt_aspace_cow(p->as, c));
+	}
+	p->n_exec_cow = kept;
+}
+
+/* Held until the EXEC that follows; one image writes a page or two. */
+static void exec_cow_hold(struct jt_model *m, struct jt_proc *p,
+			  const struct jt_cowpage *c)
+{
+	struct jt_cowpage *n;
+
+	if (p->exec_ns) /* an exec that never took them, then another */
+		exec_cow_drop(m, p);
+	if (p->n_exec_cow >= JT_EXEC_COW_MAX) {
+		m->stats.exec_cow_lost++;
+		return;
+	}
+	n = realloc(p->exec_cow, (p->n_exec_cow + 1) * sizeof(*n));
+	if (!n) {
+		m->stats.nomem++;
+		return;
+	}
+	p->exec_cow = n;
+	n[p->n_exec_cow++] = *c;
+}
+
 static uint16_t snapshot_kind(const struct jt_map_event *ev)
 {
 	const struct jt_vma *v = &ev->vma;
@@ -253,8 +315,8 @@ static uint16_t snapshot_kind(const struct jt_map_event *ev)
 	return v->flags & VM_SHARED ? JT_RK_SHARED_ANON : JT_RK_ANON;
 }
 
-static void apply_vma(struct jt_model *m, struct jt_aspace *as,
-		      const struct jt_map_event *ev)
+static void apply_vma(struct jt_model *m, struct jt_proc *p,
+		      struct jt_aspace *as, const struct jt_map_event *ev)
 {
 	const struct jt_vma *v = &ev->vma;
 	struct jt_region r = {
@@ -281,6 +343,8 @@ static void apply_vma(struct jt_model *m, struct jt_aspace *as,
 	/* A snapshot region is exactly the VMA it was read from. */
 	check(m, jt_aspace_map(as, &r));
 	jt_aspace_observe(as, &k);
+	if (p->n_exec_cow && p->exec_ns == ev->h.time)
+		exec_cow_take(m, p, &r);
 }
 
 /*
@@ -338,7 +402,7 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		return;
 	}
 	if (ev->h.type == JT_EV_VMA) {
-		apply_vma(m, as, ev);
+		apply_vma(m, p, as, ev);
 		return;
 	}
 	if (ev->h.type != JT_EV_BRK && IS_ERR_RET(ev->result))
@@ -431,6 +495,11 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 	p->as = jt_aspace_new();
 	if (!p->as)
 		m->stats.nomem++;
+	if (p->exec_ns)
+		exec_cow_drop(m, p);
+	/* Its snapshot's VMA records carry the EXEC's time. */
+	if (p->n_exec_cow)
+		p->exec_ns = ev->h.time;
 	jt_jittab_free(&p->jitdump);
 	jt_jittab_free(&p->perfmap);
 }
@@ -452,6 +521,7 @@ static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 		return;
 	p->dead_ns = ev->h.time;
 	p->exit_code = ev->exit_code;
+	exec_cow_drop(m, p);
 	if (m->on_exit)
 		m->on_exit(m->exit_ctx, m, p);
 	if (!m->free_dead)
@@ -536,7 +606,7 @@ static bool raw_is_cow(const struct jt_region *r, uint64_t error_code)
 
 static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 {
-	struct jt_proc *p = jt_model_find(m, ev->h.pid);
+	struct jt_proc *p;
 	const struct jt_cowpage *old;
 	const struct jt_region *r;
 	struct jt_cowpage c = { .page = ev->page,
@@ -544,13 +614,20 @@ static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 				.tid = ev->h.tid,
 				.kind = ev->kind };
 
-	if (!p || !p->as)
-		return;
-	/* The new image's page, written before EXEC replaces the old one. */
+	/*
+	 * The new image's page, written before EXEC replaces the old one.
+	 * The command record starts is first met here, in its execve.
+	 */
 	if (ev->flags & JT_MF_EXEC_LOAD) {
-		m->stats.exec_loads++;
+		p = jt_model_get(m, ev->h.pid);
+		c.exec_load = 1;
+		if (p)
+			exec_cow_hold(m, p, &c);
 		return;
 	}
+	p = jt_model_find(m, ev->h.pid);
+	if (!p || !p->as)
+		return;
 	r = jt_aspace_find(p->as, ev->page);
 	if (!r) {
 		m->stats.cow_unmapped++;

@@ -35,6 +35,13 @@ struct jt_proc {
 	struct jt_jittab perfmap;
 	/* Its JIT tables were given up for memory: its records are dropped. */
 	bool jit_evicted;
+	/*
+	 * Pages execve wrote in the new image before the EXEC event: held
+	 * until the exec snapshot maps the regions they lie in.
+	 */
+	struct jt_cowpage *exec_cow;
+	uint32_t n_exec_cow;
+	uint64_t exec_ns; /* the EXEC whose snapshot takes them; 0: none yet */
 };
 
 struct jt_model_stats {
@@ -44,9 +51,11 @@ struct jt_model_stats {
 	uint64_t vma_from_perf; /* of those, recovered from perf's MMAP2 */
 	uint64_t jit_move_unknown; /* MOVE of code no LOAD named */
 	uint64_t cow_raw; /* COW faults BPF could not classify: decided here */
-	uint64_t cow_unmapped; /* COW faults outside any known region */
-	uint64_t exec_loads;   /* execve's own mappings (kernel tier) */
-	uint64_t jit_evicted;  /* JIT records of processes evicted for memory */
+	uint64_t cow_unmapped;	/* COW faults outside any known region */
+	uint64_t exec_loads;	/* execve's own mappings (kernel tier) */
+	uint64_t exec_cow_lost; /* execve's page writes no snapshot region took
+				 */
+	uint64_t jit_evicted; /* JIT records of processes evicted for memory */
 };
 
 /* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */

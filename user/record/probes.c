@@ -68,7 +68,9 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
 	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
 	[JT_HOOK_EXIT] = { .tp = { "jt_exit", "jt_exit_group" } },
-	[JT_HOOK_COW] = { { "do_wp_page", "do_fault" }, {}, { "jt_fault" } },
+	[JT_HOOK_COW] = { { "do_wp_page", "do_fault" },
+			  {},
+			  { "jt_fault", "jt_kfault" } },
 };
 
 const char *const *jt_hook_kernel_fns(enum jt_hook h)

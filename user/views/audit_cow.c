@@ -145,6 +145,8 @@ static char *data_syms(struct audit_cow *c, const struct jt_region *r,
 
 static const char *why_name(const struct jt_cowpage *cp)
 {
+	if (cp->exec_load)
+		return "execve-zeroed";
 	return cp->fork_shared ? "fork-shared-written" : "file-page-written";
 }
 
@@ -166,7 +168,7 @@ static void page_json(struct jt_json *w, const struct jt_region *r,
 	if (cp->ip)
 		jt_json_hex(w, cp->ip);
 	else
-		jt_json_null(w); /* a version 3 recording */
+		jt_json_null(w); /* execve's loader, or a version 3 recording */
 	jt_json_str_field(w, "sym", wr ? wr->sym : NULL);
 	jt_json_str_field(w, "dso", wr ? wr->dso : NULL);
 	jt_json_str_field(w, "source", wr ? jt_source_name(wr->source) : NULL);
@@ -278,7 +280,9 @@ static void print_row(FILE *f, const struct page_row *r)
 			 r->w->dso ? r->w->dso : "?");
 	else
 		snprintf(who, sizeof(who), "%s",
-			 r->c.ip ? "[unknown]" : "(writer not recorded)");
+			 r->c.exec_load ? "(execve: the ELF loader's padzero)" :
+			 r->c.ip	? "[unknown]" :
+					  "(writer not recorded)");
 	fprintf(f,
 		"      pid %-7u %012" PRIx64 "  %-19s %s  %-11s tid %-7u %s\n",
 		r->pid, r->c.page, why_name(&r->c),

@@ -122,6 +122,11 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"# COW faults whose VMA BPF could not read, classified "
 			"from the model: %llu\n",
 			(unsigned long long)m->stats.cow_raw);
+	if (m->stats.exec_cow_lost)
+		fprintf(f,
+			"# pages execve wrote that no region of its snapshot "
+			"holds: %llu\n",
+			(unsigned long long)m->stats.exec_cow_lost);
 	if (s->ord.late)
 		fprintf(f,
 			"# events later than the reorder window (%llu ms) "

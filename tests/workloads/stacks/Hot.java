@@ -10,8 +10,10 @@ public class Hot {
         com.sun.management.OperatingSystemMXBean os =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long until = os.getProcessCpuTime() + (long) (Double.parseDouble(a[0]) * 1e9);
+        // args[1]: f1's loop length; a short one makes f3 hot enough to compile.
+        long n = a.length > 1 ? Long.parseLong(a[1]) : 2000000;
         long t = 0;
-        while (os.getProcessCpuTime() < until) t += f3(2000000);
+        while (os.getProcessCpuTime() < until) t += f3(n);
         System.out.println(t > 0 ? "done" : "");
     }
 }
