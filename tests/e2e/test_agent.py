@@ -146,9 +146,11 @@ def test_agent_spool_rotates_and_is_never_partial():
     assert all(re.fullmatch(rf"jittrace-{re.escape(host)}-\d{{10}}(\.\d+)?\.pb\.gz", n)
                for n in names), names
     files = spool_files(spool)
+    # Rotated: windows were deleted. (Files on disk are counted after the
+    # agent stopped and wrote its last window, the metrics before: the two
+    # cannot be compared, and once a window landed between them.)
     assert m['jittrace_spool_files_total{event="deleted"}'] >= 1, m
     assert sum(os.path.getsize(f) for f in files) <= limit or len(files) == 1
-    assert len(files) < m['jittrace_spool_files_total{event="written"}']
     for f in files:
         head, _ = pprof_raw(f)
         assert head["PeriodType"] == "cpu nanoseconds"

@@ -298,6 +298,16 @@ def test_doctor_reports_every_hook():
     assert report.startswith("# probes (kernel " + os.uname().release + "): " +
                              " ".join(f"{h}={tiers[h]}" for h in HOOKS))
     assert "BTF" in p.stdout and "perf_event_paranoid" in p.stdout
+    # Each BPF feature's verdict agrees with the first release that has
+    # it: this kernel loads record's programs, so it lacks none of them.
+    kernel = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
+    feats = re.findall(r"^  (.+?)\s+(ok|MISSING)\s+Linux (\d+)\.(\d+) and later$",
+                       p.stdout, re.M)
+    assert [f[0] for f in feats] == ["BPF ring buffer", "task storage maps",
+                                     "bpf_get_current_task_btf", "bpf_task_pt_regs",
+                                     "bpf_find_vma", "bpf_loop"], p.stdout
+    for name, verdict, major, minor in feats:
+        assert verdict == "ok" and (int(major), int(minor)) <= kernel, (name, verdict)
 
 
 def test_tier_choice_is_forced_or_refused_clearly():

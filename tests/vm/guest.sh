@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 echo 0 >/proc/sys/kernel/randomize_va_space
 uname -r >"$res/kernel"
 "$build/jittrace" doctor >"$res/doctor.txt" 2>&1
+echo $? >"$res/doctor.rc"
 for t in "$@"; do
 	rm -rf "${res:?}/$t" && mkdir -p "$res/$t" && chmod 755 "$res/$t"
 	start=$(cut -d' ' -f1 /proc/uptime)

@@ -59,8 +59,9 @@ def kernels():
             f = line.split("#")[0].split()
             if len(f) >= 2:
                 suite = [x.split("=", 1)[1] for x in f[2:] if x.startswith("suite=")]
-                yield f[0], f[1], QUICK if "quick" in f[2:] else TESTS, \
-                    (suite or [""])[0]
+                tests = [] if "doctor-only" in f[2:] else \
+                    QUICK if "quick" in f[2:] else TESTS
+                yield f[0], f[1], tests, (suite or [""])[0]
 
 
 def jt_json(*args):
@@ -201,6 +202,42 @@ def guest_results(name, res):
             report("FAIL", f"{name}:{tier}", "the suite did not finish")
 
 
+def version(s):
+    return tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", s).groups())
+
+
+def check_doctor(name, res, tests):
+    """doctor's feature table against the kernel's version: a feature
+    marked missing must be newer than the kernel, one marked ok older or
+    as old. doctor exits non-zero exactly when record cannot load, and
+    then each hook names what it lacks."""
+    try:
+        kernel = version(open(os.path.join(res, "kernel")).read())
+        rc = int(open(os.path.join(res, "doctor.rc")).read())
+        text = open(os.path.join(res, "doctor.txt")).read()
+        feats = re.findall(r"^  (.+?)\s+(ok|MISSING)\s+Linux (\d+\.\d+) and later$",
+                           text, re.M)
+        assert len(feats) >= 6, text
+        for feat, verdict, since in feats:
+            assert (verdict == "MISSING") == (version(since) > kernel), \
+                f"{feat}: {verdict}, since {since}, on {kernel}"
+        missing = [f for f, v, _ in feats if v == "MISSING"]
+        hooks = re.findall(r"^  (mmap|mprotect|munmap|mremap|brk|fork|exec|exit|cow)"
+                           r"\s+(\S+)\s+(.*)$", text, re.M)
+        assert len(hooks) == 9, text
+        if tests:
+            assert rc == 0 and not missing, text
+            assert all(tier != "NONE" for _, tier, _ in hooks), text
+        else:
+            assert rc == 1 and missing, text
+            assert "lacks what jittrace's BPF programs use" in text, text
+            for hook, tier, why in hooks:
+                assert tier == "NONE" and any(m in why for m in missing), (hook, why)
+        report("ok", f"{name}:doctor", f"exit {rc}; missing: {', '.join(missing) or 'none'}")
+    except (AssertionError, OSError, ValueError, AttributeError) as e:
+        report("FAIL", f"{name}:doctor", str(e)[-600:])
+
+
 def run_kernel(name, pkg, tests, suite):
     d = os.path.join(BUILD, "vm", name)
     t0 = time.time()
@@ -218,7 +255,7 @@ def run_kernel(name, pkg, tests, suite):
         os.makedirs(res)
         with open(os.path.join(res, "cmd.sh"), "w") as f:
             f.write(f'JT_VM_TESTS="{" ".join(tests)}" sh {HERE}/guest.sh {res} '
-                    f'{BUILD} {" ".join(TIERS)}\n')
+                    f'{BUILD} {" ".join(TIERS if tests else [])}\n')
         p = sh(["sh", os.path.join(HERE, "vm.sh"), "run", d, res, "1200"])
     t2 = time.time()
     kernel = open(os.path.join(res, "kernel")).read().strip() \
@@ -228,6 +265,9 @@ def run_kernel(name, pkg, tests, suite):
     if p.returncode and not os.path.exists(os.path.join(res, "rc")):
         report("FAIL", name, f"the VM did not finish: {p.stderr.strip()}")
         return
+    check_doctor(name, res, tests)
+    if not tests:
+        return  # record cannot load there yet: doctor's verdict is the test
     guest_results(name, res)
     compare_tiers(name, res)
 

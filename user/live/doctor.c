@@ -13,6 +13,7 @@
 #include "jittrace.skel.h"
 #include "live/caps.h"
 #include "record/perf_rings.h"
+#include "record/kfeatures.h"
 #include "record/probes.h"
 
 static void line(const char *what, const char *verdict, const char *detail)
@@ -117,6 +118,21 @@ static void check_pmu(void)
 	line("fallback", "cpu-clock", "record samples cpu-clock instead");
 }
 
+static void check_kfeatures(void)
+{
+	unsigned int miss = jt_kfeatures_missing();
+	char since[32];
+	int f;
+
+	printf("kernel BPF features\n");
+	for (f = 0; f < JT_KF_MAX; f++) {
+		snprintf(since, sizeof(since), "Linux %s and later",
+			 jt_kfeature_since(f));
+		line(jt_kfeature_name(f), miss & (1u << f) ? "MISSING" : "ok",
+		     since);
+	}
+}
+
 static int ignore_event(void *ctx, void *data, size_t size)
 {
 	return 0;
@@ -144,8 +160,35 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 			 p->why[h]);
 }
 
-/* Load and attach the very programs record would, then let them go. */
-static void check_hooks(void)
+/* Why a hook has no tier: what the kernel lacks, else the load's error. */
+static void hook_missing(int h, int err, char *buf, size_t len)
+{
+	unsigned int miss = jt_kfeatures_missing();
+	unsigned int own = miss & jt_kfeatures_of_hook(h);
+	unsigned int obj = miss & jt_kfeatures_of_object() & ~own;
+	size_t n;
+
+	if (!own && !obj) {
+		snprintf(buf, len, "%s", strerror(-err));
+		return;
+	}
+	n = snprintf(buf, len, "%s", own ? "needs " : "");
+	jt_kfeatures_describe(own, buf + n, len - n);
+	n = strlen(buf);
+	if (obj && n < len)
+		n += snprintf(buf + n, len - n,
+			      "%sthe object all hooks share "
+			      "needs ",
+			      own ? "; " : "");
+	if (obj && n < len)
+		jt_kfeatures_describe(obj, buf + n, len - n);
+}
+
+/*
+ * Load and attach the very programs record would, then let them go.
+ * Returns 0 when record can work on this kernel.
+ */
+static int check_hooks(void)
 {
 	struct jt_probes p;
 	char detail[320];
@@ -157,15 +200,19 @@ static void check_hooks(void)
 		err = jt_probes_attach(&p);
 	printf("probes (hook: tier record uses, and why)\n");
 	for (h = 0; h < JT_HOOK_MAX; h++) {
-		hook_detail(&p, h, detail, sizeof(detail));
+		if (err)
+			hook_missing(h, err, detail, sizeof(detail));
+		else
+			hook_detail(&p, h, detail, sizeof(detail));
 		line(jt_hook_names[h], err ? "NONE" : jt_tier_name(p.tier[h]),
-		     err ? strerror(-err) : detail);
+		     detail);
 	}
 	line("exec-snapshot", p.snap ? "iterator" : "anchors",
 	     p.snap ? "task_vma iterator, at the exec" :
 		      "runs of VMAs around the binary, interpreter, vdso "
 		      "and stack (no task_vma iterator: kernel < 6.7)");
 	jt_probes_close(&p);
+	return err;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -183,6 +230,14 @@ int cmd_doctor(int argc, char **argv)
 		       "load)\n");
 		return 1;
 	}
-	check_hooks();
+	check_kfeatures();
+	if (check_hooks()) {
+		fflush(stdout);
+		if (!jt_kfeatures_explain())
+			fprintf(stderr, "jittrace: record cannot load its BPF "
+					"programs on this kernel (doctor -v "
+					"shows libbpf's messages)\n");
+		return 1;
+	}
 	return 0;
 }

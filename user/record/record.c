@@ -30,6 +30,7 @@
 #include "record/output.h"
 #include "record/perf_rings.h"
 #include "record/live.h"
+#include "record/kfeatures.h"
 #include "record/probes.h"
 #include "record/snapshot.h"
 #include "record/target.h"
@@ -553,6 +554,7 @@ static int setup(struct recorder *r, int argc, char **argv)
 		return err;
 	if (err) {
 		setup_failed("loading BPF programs", err, !r->o.verbose);
+		jt_kfeatures_explain();
 		return err;
 	}
 	jt_probes_describe(&r->probes, buf, sizeof(buf));
