@@ -4,8 +4,19 @@ DESTDIR ?=
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-ARCH := x86
-OUT := build
+# make ARCH=arm64 cross-builds build-arm64/ with Debian's cross compiler
+# and the arm64 -dev packages (scripts/install-deps.sh --arm64). The BPF
+# objects come from vmlinux/ARCH/vmlinux.h (scripts/gen-vmlinux.sh).
+ARCH ?= x86
+override ARCH := $(patsubst x86_64,x86,$(patsubst amd64,x86,$(patsubst aarch64,arm64,$(ARCH))))
+ifeq ($(ARCH),arm64)
+CC := aarch64-linux-gnu-gcc
+OUT ?= build-arm64
+else ifeq ($(ARCH),x86)
+OUT ?= build
+else
+$(error ARCH is x86 (the default) or arm64, not $(ARCH))
+endif
 
 # CFLAGS, LDFLAGS and LDLIBS are the user's (make CFLAGS=-O0): they add to
 # the project's own flags, kept apart in JT_*, never replace them.
@@ -31,8 +42,13 @@ endif
 BPF_SRCS := bpf/maps.bpf.c bpf/proc.bpf.c bpf/perfmap.bpf.c bpf/cow.bpf.c \
 	    bpf/kmaps.bpf.c bpf/kcow.bpf.c
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+# The same programs and maps for kernels before 5.17 (no bpf_loop,
+# bpf_find_vma, ...): built with JT_LEGACY, loaded through the same
+# skeleton in place of the object above (record/probes.c).
+LEGACY_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/legacy/%.bpf.o,$(BPF_SRCS) \
+		bpf/legacy.bpf.c)
 SKELS := $(OUT)/jittrace.skel.h $(OUT)/tier_probe.skel.h \
-	 $(OUT)/exec_snap.skel.h
+	 $(OUT)/exec_snap.skel.h $(OUT)/jittrace_legacy.skel.h
 LIB_SRCS := $(wildcard user/lib/*.c) $(wildcard user/model/*.c) \
 	    $(wildcard user/unwind/*.c)
 APP_SRCS := user/jittrace.c $(wildcard user/record/*.c) \
@@ -68,11 +84,21 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUT)/bpf/legacy/%.bpf.o: bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DJT_LEGACY -c $< -o $@
+
 $(OUT)/jittrace.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
+
+$(OUT)/jittrace_legacy.bpf.o: $(LEGACY_OBJS)
 	$(BPFTOOL) gen object $@ $^
 
 $(OUT)/jittrace.skel.h: $(OUT)/jittrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name jittrace_bpf > $@
+
+$(OUT)/jittrace_legacy.skel.h: $(OUT)/jittrace_legacy.bpf.o
+	$(BPFTOOL) gen skeleton $< name jittrace_legacy_bpf > $@
 
 $(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
 	$(BPFTOOL) gen skeleton $< name tier_probe_bpf > $@

@@ -12,6 +12,49 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "jt_abi.h"
+#include "arch.bpf.h"
+
+/*
+ * The legacy object (-DJT_LEGACY), for kernels before 5.17: the same
+ * programs and maps, reaching the same data without bpf_loop,
+ * bpf_find_vma (5.17), bpf_task_pt_regs (5.15) or
+ * bpf_get_current_task_btf (5.11). Loops are bounded, VMAs are found by
+ * walking the mm's tree, the user registers are read where the kernel
+ * keeps them. Its verifier never sees a helper those kernels lack.
+ */
+#ifdef JT_LEGACY
+/* task_pt_regs(): the top of the kernel stack (x86-64 and arm64). */
+#define JT_THREAD_SIZE 16384
+/* Up to 6.0 the VMAs are in an rb-tree and a list, not a maple tree. */
+struct mm_struct___legacy {
+	struct rb_root mm_rb;
+	struct vm_area_struct *mmap;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct___legacy {
+	struct rb_node vm_rb;
+	struct vm_area_struct *vm_next;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct task_struct *jt_current(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
+{
+	return (struct pt_regs *)((long)BPF_CORE_READ(t, stack) +
+				  JT_THREAD_SIZE) -
+	       1;
+}
+#else
+#define jt_current() bpf_get_current_task_btf()
+
+static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(t);
+}
+#endif
 
 #define JT_MAX_TRACED 65536
 #define JT_PATH_DEPTH 64
@@ -57,9 +100,21 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps") __weak;
 
+struct jt_path_walk {
+	struct dentry *d;
+	struct vfsmount *vfs;
+	struct mount *mnt;
+	/* The task's root: a chroot or container sees paths from there. */
+	struct dentry *root_d;
+	struct vfsmount *root_mnt;
+	__u32 pos; /* start of the path written so far in scratch->path */
+	__u32 flags;
+};
+
 /* Room to build a record that does not fit on the 512-byte BPF stack. */
 struct jt_scratch {
 	char path[2 * JT_PATH_MAX];
+	struct jt_path_walk walk; /* the legacy object's path walk */
 	union {
 		struct jt_map_event map;
 		struct jt_exec_event exec;
@@ -193,17 +248,6 @@ static __always_inline long jt_emit(void *rec, __u32 size)
 	return jt_emit_wake(rec, size, false);
 }
 
-struct jt_path_walk {
-	struct dentry *d;
-	struct vfsmount *vfs;
-	struct mount *mnt;
-	/* The task's root: a chroot or container sees paths from there. */
-	struct dentry *root_d;
-	struct vfsmount *root_mnt;
-	__u32 pos; /* start of the path written so far in scratch->path */
-	__u32 flags;
-};
-
 /* One path component per call; bpf_loop keeps the verifier's work flat. */
 static long jt_path_step(__u64 i, void *data)
 {
@@ -256,6 +300,16 @@ static long jt_path_step(__u64 i, void *data)
 	return 0;
 }
 
+#ifdef JT_LEGACY
+/*
+ * jt_path_step on the walk in the scratch (bpf/legacy.bpf.c): a global
+ * function, verified once and not at each of its 64 calls. Without
+ * bpf_loop, the verifier walks every pass of a loop, and the path walk
+ * alone took jt_exit_mmap past its million instructions on 5.10.
+ */
+int jt_path_step_global(__u32 i);
+#endif
+
 /*
  * Write the path of file f right-aligned into s->path, crossing mount
  * points, and copy it to dst. Tracepoint programs may not call
@@ -266,7 +320,7 @@ static __always_inline __u32 jt_file_path(struct jt_scratch *s, struct file *f,
 					  char *dst, __u32 *flags)
 {
 	struct jt_path_walk w = { .pos = JT_PATH_MAX - 1 };
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = jt_current();
 	__u32 pos;
 	long n;
 
@@ -276,7 +330,17 @@ static __always_inline __u32 jt_file_path(struct jt_scratch *s, struct file *f,
 	w.vfs = BPF_CORE_READ(f, f_path.mnt);
 	w.mnt = container_of(w.vfs, struct mount, mnt);
 	s->path[JT_PATH_MAX - 1] = 0;
+#ifdef JT_LEGACY
+	s->walk = w;
+	for (n = 0; n < JT_PATH_DEPTH; n++)
+		if (jt_path_step_global(n)) {
+			n++;
+			break;
+		}
+	w = s->walk;
+#else
 	n = bpf_loop(JT_PATH_DEPTH, jt_path_step, &w, 0);
+#endif
 	if (n >= JT_PATH_DEPTH)
 		w.flags |= JT_MF_PATH_TRUNC;
 	*flags |= w.flags;
@@ -342,6 +406,46 @@ struct find_retry {
 	struct vma_ctx *c;
 };
 
+#ifdef JT_LEGACY
+/* An rb-tree of 65530 VMAs (max_map_count) is at most 32 deep. */
+#define JT_RB_DEPTH 40
+
+/*
+ * The VMA holding addr, by the mm's rb-tree, as find_vma walks it: 0, or
+ * -ENOENT. Read without mmap_lock, as bpf_find_vma's trylock would
+ * not wait either: a sibling changing the tree meanwhile can make it miss.
+ */
+static __always_inline long jt_find_vma_once(__u64 addr, struct vma_ctx *c)
+{
+	struct mm_struct___legacy *mm = (void *)BPF_CORE_READ(jt_current(), mm);
+	struct rb_node *n = BPF_CORE_READ(mm, mm_rb.rb_node);
+	int i;
+
+	for (i = 0; i < JT_RB_DEPTH && n; i++) {
+		struct vm_area_struct *v =
+			(void *)n -
+			bpf_core_field_offset(struct vm_area_struct___legacy,
+					      vm_rb);
+		__u64 start = BPF_CORE_READ(v, vm_start);
+
+		if (addr < start) {
+			n = BPF_CORE_READ(n, rb_left);
+		} else if (addr >= BPF_CORE_READ(v, vm_end)) {
+			n = BPF_CORE_READ(n, rb_right);
+		} else {
+			vma_cb(NULL, v, c);
+			return 0;
+		}
+	}
+	return -2; /* ENOENT */
+}
+#else
+/* One lookup, no retry: 0, -ENOENT, or -EBUSY. */
+static __always_inline long jt_find_vma_once(__u64 addr, struct vma_ctx *c)
+{
+	return bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, c, 0);
+}
+
 static long __attribute__((unused)) find_retry_cb(__u64 i, void *data)
 {
 	struct find_retry *f = data;
@@ -350,6 +454,7 @@ static long __attribute__((unused)) find_retry_cb(__u64 i, void *data)
 			      0);
 	return f->err != -EBUSY;
 }
+#endif
 
 /*
  * Addresses whose VMA stayed busy, per process. The recorder's /proc read
@@ -415,9 +520,11 @@ static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 		return false;
 	}
 	/* The lock is almost always free: the loop only when it is not. */
-	f.err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, c, 0);
+	f.err = jt_find_vma_once(addr, c);
+#ifndef JT_LEGACY
 	if (f.err == -EBUSY)
 		bpf_loop(FIND_VMA_TRIES, find_retry_cb, &f, 0);
+#endif
 	if (f.err == -EBUSY)
 		jt_note_busy(addr);
 	return f.err != -EBUSY;
@@ -444,7 +551,7 @@ static __always_inline __u32 jt_task_nspid(struct task_struct *t)
  */
 static __always_inline bool in_execve(void)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = jt_current();
 
 	if (!bpf_core_field_exists(t->in_execve))
 		return false;

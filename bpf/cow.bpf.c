@@ -35,7 +35,7 @@ static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
 	 * from the last lookup cannot finish while we spin. A busy lookup
 	 * goes out raw and the model classifies it.
 	 */
-	if (bpf_find_vma(bpf_get_current_task_btf(), ev.page, vma_cb, &c, 0)) {
+	if (jt_find_vma_once(ev.page, &c)) {
 		ev.kind = JT_COW_RAW;
 	} else {
 		ev.kind = classify(&c, ec);
@@ -65,7 +65,7 @@ int BPF_PROG(jt_fault, unsigned long address, struct pt_regs *regs,
 	if (!(error_code & PF_WRITE) ||
 	    !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	return emit_fault(address, error_code, regs->ip, 0);
+	return emit_fault(address, error_code, JT_REGS_IP(regs), 0);
 }
 
 /*
@@ -85,8 +85,8 @@ int BPF_PROG(jt_kfault, unsigned long address, struct pt_regs *regs,
 		return 0;
 	if (in_execve())
 		return emit_fault(address, error_code, 0, JT_MF_EXEC_LOAD);
-	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return emit_fault(address, error_code, BPF_CORE_READ(user, ip), 0);
+	user = jt_task_regs(jt_current());
+	return emit_fault(address, error_code, JT_REGS_IP(user), 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -15,10 +15,30 @@
 #define PF_USER 0x4
 #define VM_SHARED 0x8
 
+/* enum fault_flag from 5.13; before, #defines with these values. */
+#define FLAG(name, old)                                                        \
+	(bpf_core_enum_value_exists(enum fault_flag, name) ?                   \
+		 bpf_core_enum_value(enum fault_flag, name) :                  \
+		 (old))
+
+/* Before 5.13 vm_fault's flags were a plain unsigned int. */
+struct vm_fault___legacy {
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 vmf_flags(struct vm_fault *vmf)
+{
+	struct vm_fault___legacy *old = (void *)vmf;
+
+	if (bpf_core_field_exists(old->flags))
+		return BPF_CORE_READ(old, flags);
+	return BPF_CORE_READ(vmf, flags);
+}
+
 static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 {
 	struct vm_area_struct *vma = BPF_CORE_READ(vmf, vma);
-	__u64 fflags = BPF_CORE_READ(vmf, flags);
+	__u64 fflags = vmf_flags(vmf);
 	struct jt_cow_event ev = {};
 	struct file *f;
 
@@ -32,7 +52,7 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 		      JT_COW_ANON_WP;
 	ev.page = BPF_CORE_READ(vmf, address) & JT_PAGE_MASK;
 	ev.error_code = PF_WRITE | (present ? PF_PROT : 0);
-	if (fflags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER))
+	if (fflags & FLAG(FAULT_FLAG_USER, 0x40))
 		ev.error_code |= PF_USER;
 	if (f) {
 		ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
@@ -46,9 +66,7 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 	if (in_execve())
 		ev.flags = JT_MF_EXEC_LOAD;
 	else
-		ev.ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(
-					      bpf_get_current_task_btf()),
-				      ip);
+		ev.ip = JT_REGS_IP(jt_task_regs(jt_current()));
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));
 	return 0;
@@ -64,9 +82,9 @@ static __always_inline int on_do_wp_page(const struct kargs *k)
 static __always_inline int on_do_fault(const struct kargs *k)
 {
 	struct vm_fault *vmf = (struct vm_fault *)k->a[0];
-	__u64 fflags = BPF_CORE_READ(vmf, flags);
+	__u64 fflags = vmf_flags(vmf);
 
-	if (!(fflags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE)))
+	if (!(fflags & FLAG(FAULT_FLAG_WRITE, 0x01)))
 		return 0;
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;

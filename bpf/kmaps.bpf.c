@@ -30,6 +30,30 @@ struct kcall {
 	__u32 flags;		/* enum jt_map_flags */
 };
 
+#ifdef JT_LEGACY
+/*
+ * No task storage before 5.11: a slot per thread id. LRU, since a thread
+ * that exits leaves its slot; a call in flight is never the oldest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, JT_MAX_TRACED);
+	__type(key, __u32);
+	__type(value, struct kcall);
+} kpending SEC(".maps");
+
+static __always_inline struct kcall *kcall_get(bool create)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct kcall *c = bpf_map_lookup_elem(&kpending, &tid);
+	struct kcall zero = {};
+
+	if (c || !create)
+		return c;
+	bpf_map_update_elem(&kpending, &tid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&kpending, &tid);
+}
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -43,6 +67,7 @@ static __always_inline struct kcall *kcall_get(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE :
 					     0);
 }
+#endif
 
 static __always_inline struct kcall *kcall_begin(__u32 type)
 {
@@ -120,9 +145,7 @@ static __always_inline int on_mmap_region(const struct kargs *k)
 	if (!c)
 		return 0;
 	/* shmat maps through do_mmap: its own event describes it. */
-	if (BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(
-				  bpf_get_current_task_btf()),
-			  orig_ax) == NR_SHMAT) {
+	if (JT_REGS_SYSCALL_NR(jt_task_regs(jt_current())) == NR_SHMAT) {
 		c->type = 0;
 		return 0;
 	}
@@ -142,6 +165,20 @@ static __always_inline int ret_mmap_region(__u64 ret)
 
 	if (!c)
 		return 0;
+#ifdef JT_LEGACY
+	/*
+	 * Where perf_event_mmap cannot be probed: this task holds mmap_lock
+	 * until it returns, so the tree holds the VMA mmap_region made.
+	 */
+	if (!IS_ERR_RET(ret) && !c->vma.end) {
+		struct vma_ctx vc = {};
+
+		if (!jt_find_vma_once(ret, &vc)) {
+			c->vma = vc.vma;
+			c->file = (__u64)vc.file;
+		}
+	}
+#endif
 	if (!IS_ERR_RET(ret) && !c->vma.end) {
 		c->flags |= JT_MF_VMA_BUSY;
 		jt_note_busy(ret);
@@ -264,32 +301,29 @@ static __always_inline int ret___vm_munmap(__u64 ret)
  * mremap and brk spread over static helpers whose signatures change
  * every few releases; the syscall function itself is the kernel
  * function that sees every request. Its one argument is the user's
- * registers.
+ * registers. Its name is the architecture's (__x64_sys_mremap,
+ * __arm64_sys_mremap): userspace attaches these there.
  */
-static __always_inline int on___x64_sys_mremap(const struct kargs *k)
+static __always_inline int on_sys_mremap(const struct kargs *k)
 {
-	struct pt_regs *r = (struct pt_regs *)k->a[0];
 	struct kcall *c = kcall_begin(JT_EV_MREMAP);
+	__u64 a[6];
 
-	if (!c)
+	if (!c || jt_syscall_args((struct pt_regs *)k->a[0], a))
 		return 0;
-	c->args[0] = BPF_CORE_READ(r, di);
-	c->args[1] = BPF_CORE_READ(r, si);
-	c->args[2] = BPF_CORE_READ(r, dx);
-	c->args[3] = BPF_CORE_READ(r, r10);
-	c->args[4] = BPF_CORE_READ(r, r8);
+	__builtin_memcpy(c->args, a, 5 * sizeof(__u64));
 	return 0;
 }
 
-static __always_inline int on___x64_sys_brk(const struct kargs *k)
+static __always_inline int on_sys_brk(const struct kargs *k)
 {
-	struct pt_regs *r = (struct pt_regs *)k->a[0];
 	struct kcall *c = kcall_begin(JT_EV_BRK);
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = jt_current();
+	__u64 a[6];
 
-	if (!c)
+	if (!c || jt_syscall_args((struct pt_regs *)k->a[0], a))
 		return 0;
-	c->args[0] = BPF_CORE_READ(r, di);
+	c->args[0] = a[0];
 	c->args[1] = BPF_CORE_READ(t, mm, start_brk);
 	return 0;
 }
@@ -302,12 +336,12 @@ static __always_inline int ret_syscall(__u32 type, __u64 ret)
 	return c ? kcall_emit(c, ret, true) : 0;
 }
 
-static __always_inline int ret___x64_sys_mremap(__u64 ret)
+static __always_inline int ret_sys_mremap(__u64 ret)
 {
 	return ret_syscall(JT_EV_MREMAP, ret);
 }
 
-static __always_inline int ret___x64_sys_brk(__u64 ret)
+static __always_inline int ret_sys_brk(__u64 ret)
 {
 	return ret_syscall(JT_EV_BRK, ret);
 }
@@ -321,9 +355,10 @@ JT_KENTRY(mprotect_fixup)
 JT_KEXIT(mprotect_fixup)
 JT_KENTRY(__vm_munmap)
 JT_KEXIT(__vm_munmap)
-JT_KENTRY(__x64_sys_mremap)
-JT_KEXIT(__x64_sys_mremap)
-JT_KENTRY(__x64_sys_brk)
-JT_KEXIT(__x64_sys_brk)
+/* The syscall wrappers, named per architecture: see jt_kfn_target. */
+JT_KENTRY(sys_mremap)
+JT_KEXIT(sys_mremap)
+JT_KENTRY(sys_brk)
+JT_KEXIT(sys_brk)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

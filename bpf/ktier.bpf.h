@@ -13,11 +13,6 @@
 
 #include "common.bpf.h"
 
-#ifndef PT_REGS_PARM6
-/* libbpf 1.1 stops at five; jittrace's kernel tier is x86-64 only. */
-#define PT_REGS_PARM6(x) ((x)->r9)
-#endif
-
 struct kargs {
 	__u64 a[6];
 };

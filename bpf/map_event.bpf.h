@@ -11,16 +11,6 @@
 
 #define IS_ERR_RET(r) ((__u64)(r) >= (__u64)-4095)
 
-/* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
-#define NR_MMAP 9
-#define NR_MPROTECT 10
-#define NR_MUNMAP 11
-#define NR_BRK 12
-#define NR_MREMAP 25
-#define NR_SHMAT 30
-#define NR_SHMDT 67
-#define NR_PKEY_MPROTECT 329
-
 /* The byte range of the result whose kernel VMAs we report. */
 static __always_inline bool result_range(__u32 type, const __u64 *args, __s64 r,
 					 __u64 *first, __u64 *last)

@@ -64,35 +64,21 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 {
 	struct jt_map_event *ev;
 	struct call c = {};
-	struct pt_regs *r;
-	/* pt_regs from r10 to di, the argument registers, in one read. */
-	struct {
-		__u64 r10, r9, r8, ax, cx, dx, si, di;
-	} regs;
+	__u64 a[6];
+	int i;
 
 	/* Every process's calls come here: the scope test comes first. */
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (bpf_probe_read_kernel(&regs, sizeof(regs), &r->r10))
+	if (jt_syscall_args(jt_task_regs(jt_current()), a))
 		return 0;
-	/* x86-64 passes syscall arguments in these; the rest stay 0. */
-	c.args[0] = regs.di;
-	if (nargs > 1)
-		c.args[1] = regs.si;
-	if (nargs > 2)
-		c.args[2] = regs.dx;
-	if (nargs > 3)
-		c.args[3] = regs.r10;
-	if (nargs > 4)
-		c.args[4] = regs.r8;
-	if (nargs > 5)
-		c.args[5] = regs.r9;
+	/* The call's own arguments; the rest stay 0. */
+	for (i = 0; i < 6; i++)
+		c.args[i] = i < nargs ? a[i] : 0;
 	if (nr == NR_MPROTECT)
 		c.args[3] = (__u64)-1; /* plain mprotect: no pkey */
 	if (type == JT_EV_BRK)
-		c.args[1] = BPF_CORE_READ(bpf_get_current_task_btf(), mm,
-					  start_brk);
+		c.args[1] = BPF_CORE_READ(jt_current(), mm, start_brk);
 	c.flags = result_vmas(type, c.args, ret, &c.first, &c.last);
 	if (c.first.file && type != JT_EV_BRK)
 		return emit_file(&c, type, ret);

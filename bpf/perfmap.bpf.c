@@ -41,14 +41,16 @@ static __always_inline bool is_perfmap(struct file *f)
 SEC("tracepoint/syscalls/sys_exit_write")
 int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = jt_current();
 	struct jt_write_event ev = {};
 	struct file *f;
+	__u64 a[6];
 
 	if (ctx->ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	f = fd_file(t,
-		    BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(t), di));
+	if (jt_syscall_args(jt_task_regs(t), a))
+		return 0;
+	f = fd_file(t, a[0]);
 	if (!f || !is_perfmap(f))
 		return 0;
 	jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));

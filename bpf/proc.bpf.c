@@ -85,7 +85,8 @@ static long snap_seen_cb(__u64 i, void *data)
 	return 0;
 }
 
-static void snap_emit(struct snap_walk *w)
+/* The VMA in w->c, as a VMA record of the EXEC at w->time. */
+static void snap_out(struct snap_walk *w)
 {
 	struct jt_scratch *s = jt_scratch();
 	struct jt_map_event *ev;
@@ -94,12 +95,6 @@ static void snap_emit(struct snap_walk *w)
 	if (!s)
 		return;
 	ev = &s->map;
-	w->found = false;
-	bpf_loop(SNAP_MAX, snap_seen_cb, NULL, 0);
-	if (w->found || w->nseen >= SNAP_MAX)
-		return;
-	w->seen[w->nseen & (SNAP_MAX - 1)] = w->c.vma.start;
-	w->nseen++;
 	__builtin_memset(ev, 0, sizeof(*ev));
 	jt_fill_hdr(&ev->h, JT_EV_VMA, 0);
 	ev->h.time = w->time;
@@ -110,6 +105,49 @@ static void snap_emit(struct snap_walk *w)
 	ev->path_len = len;
 	ev->h.size = sizeof(*ev) + len;
 	jt_emit(ev, sizeof(*ev) + (len & (JT_PATH_MAX - 1)));
+}
+
+static __always_inline void snap_fill_mm(struct snap_walk *w,
+					 struct mm_struct *mm, __u64 time)
+{
+	w->nseen = 0; /* seen[] counts only up to nseen */
+	w->time = time;
+	bpf_core_read(w->auxv, sizeof(w->auxv), &mm->saved_auxv);
+	w->mm_args[0] = BPF_CORE_READ(mm, start_brk);
+	w->mm_args[1] = BPF_CORE_READ(mm, brk);
+	w->mm_args[2] = BPF_CORE_READ(mm, start_stack);
+	w->mm_args[3] = (__u64)BPF_CORE_READ(mm, context.vdso);
+}
+
+#ifdef JT_LEGACY
+/* Before 6.1 the mm also lists its VMAs in order: walk the list. */
+static __always_inline void snapshot_vmas(__u64 time)
+{
+	struct mm_struct *mm = BPF_CORE_READ(jt_current(), mm);
+	struct snap_walk *w = snap_walk();
+	struct vm_area_struct *v;
+	int i;
+
+	if (!w)
+		return;
+	snap_fill_mm(w, mm, time);
+	v = BPF_CORE_READ((struct mm_struct___legacy *)mm, mmap);
+	for (i = 0; i < SNAP_MAX && v; i++) {
+		vma_cb(NULL, v, &w->c);
+		snap_out(w);
+		v = BPF_CORE_READ((struct vm_area_struct___legacy *)v, vm_next);
+	}
+}
+#else
+static void snap_emit(struct snap_walk *w)
+{
+	w->found = false;
+	bpf_loop(SNAP_MAX, snap_seen_cb, NULL, 0);
+	if (w->found || w->nseen >= SNAP_MAX)
+		return;
+	w->seen[w->nseen & (SNAP_MAX - 1)] = w->c.vma.start;
+	w->nseen++;
+	snap_out(w);
 }
 
 /* One VMA of the run per call; stops at a gap. */
@@ -152,7 +190,7 @@ static __always_inline __u64 interp_base(struct snap_walk *w)
 	return 0;
 }
 
-static __always_inline void snapshot_anchors(__u64 time)
+static __always_inline void snapshot_vmas(__u64 time)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct mm_struct *mm = BPF_CORE_READ(t, mm);
@@ -161,18 +199,13 @@ static __always_inline void snapshot_anchors(__u64 time)
 	w = snap_walk();
 	if (!w)
 		return;
-	w->nseen = 0; /* seen[] counts only up to nseen */
-	w->time = time;
-	bpf_core_read(w->auxv, sizeof(w->auxv), &mm->saved_auxv);
-	w->mm_args[0] = BPF_CORE_READ(mm, start_brk);
-	w->mm_args[1] = BPF_CORE_READ(mm, brk);
-	w->mm_args[2] = BPF_CORE_READ(mm, start_stack);
-	w->mm_args[3] = (__u64)BPF_CORE_READ(mm, context.vdso);
+	snap_fill_mm(w, mm, time);
 	snap_run(w, BPF_CORE_READ(mm, start_code));
 	snap_run(w, interp_base(w));
 	snap_run(w, w->mm_args[3]);
 	snap_run(w, w->mm_args[2]);
 }
+#endif
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
@@ -181,7 +214,7 @@ int BPF_PROG(jt_exec, struct task_struct *p, pid_t old_pid,
 	__u64 time = jt_emit_exec(p, bprm, old_pid);
 
 	if (time)
-		snapshot_anchors(time);
+		snapshot_vmas(time);
 	return 0;
 }
 
@@ -226,7 +259,13 @@ int jt_exit_group(void *ctx)
 		return 0;
 	copy = *b;
 	bpf_map_delete_elem(&busy_addrs, &tgid);
+#ifdef JT_LEGACY
+	for (int i = 0; i < JT_BUSY_ADDRS; i++)
+		if (reread_cb(i, &copy))
+			break;
+#else
 	bpf_loop(JT_BUSY_ADDRS, reread_cb, &copy, 0);
+#endif
 	return 0;
 }
 

@@ -305,7 +305,8 @@ def test_doctor_reports_every_hook():
                        p.stdout, re.M)
     assert [f[0] for f in feats] == ["BPF ring buffer", "task storage maps",
                                      "bpf_get_current_task_btf", "bpf_task_pt_regs",
-                                     "bpf_find_vma", "bpf_loop"], p.stdout
+                                     "bpf_find_vma", "bpf_loop", "bpf_get_func_arg"], p.stdout
+    assert re.search(r"^  programs +current ", p.stdout, re.M), p.stdout
     for name, verdict, major, minor in feats:
         assert verdict == "ok" and (int(major), int(minor)) <= kernel, (name, verdict)
 

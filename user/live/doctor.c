@@ -153,7 +153,8 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 		n = snprintf(buf, len, "on");
 	if (p->tier[h] != JT_TIER_TRACEPOINT)
 		for (; *fn && n < len; fn++)
-			n += snprintf(buf + n, len - n, " %s", *fn);
+			n += snprintf(buf + n, len - n, " %s",
+				      jt_kfn_target(*fn));
 	if (p->why[h][0] && n < len)
 		snprintf(buf + n, len - n, "%s%s",
 			 p->tier[h] == JT_TIER_TRACEPOINT ? "" : "; ",
@@ -161,27 +162,17 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 }
 
 /* Why a hook has no tier: what the kernel lacks, else the load's error. */
-static void hook_missing(int h, int err, char *buf, size_t len)
+static void hook_missing(int err, char *buf, size_t len)
 {
-	unsigned int miss = jt_kfeatures_missing();
-	unsigned int own = miss & jt_kfeatures_of_hook(h);
-	unsigned int obj = miss & jt_kfeatures_of_object() & ~own;
+	unsigned int miss = jt_kfeatures_missing() & jt_kfeatures_required();
 	size_t n;
 
-	if (!own && !obj) {
+	if (!miss) {
 		snprintf(buf, len, "%s", strerror(-err));
 		return;
 	}
-	n = snprintf(buf, len, "%s", own ? "needs " : "");
-	jt_kfeatures_describe(own, buf + n, len - n);
-	n = strlen(buf);
-	if (obj && n < len)
-		n += snprintf(buf + n, len - n,
-			      "%sthe object all hooks share "
-			      "needs ",
-			      own ? "; " : "");
-	if (obj && n < len)
-		jt_kfeatures_describe(obj, buf + n, len - n);
+	n = snprintf(buf, len, "needs ");
+	jt_kfeatures_describe(miss, buf + n, len - n);
 }
 
 /*
@@ -201,16 +192,23 @@ static int check_hooks(void)
 	printf("probes (hook: tier record uses, and why)\n");
 	for (h = 0; h < JT_HOOK_MAX; h++) {
 		if (err)
-			hook_missing(h, err, detail, sizeof(detail));
+			hook_missing(err, detail, sizeof(detail));
 		else
 			hook_detail(&p, h, detail, sizeof(detail));
 		line(jt_hook_names[h], err ? "NONE" : jt_tier_name(p.tier[h]),
 		     detail);
 	}
-	line("exec-snapshot", p.snap ? "iterator" : "anchors",
-	     p.snap ? "task_vma iterator, at the exec" :
-		      "runs of VMAs around the binary, interpreter, vdso "
-		      "and stack (no task_vma iterator: kernel < 6.7)");
+	line("exec-snapshot", jt_probes_snapshot(&p),
+	     p.snap   ? "task_vma iterator, at the exec" :
+	     p.legacy ? "the mm's list of VMAs, at the exec (kernel < 6.1)" :
+			"runs of VMAs around the binary, interpreter, vdso "
+			"and stack (no task_vma iterator: kernel < 6.7)");
+	if (!err)
+		line("programs", p.legacy ? "legacy" : "current",
+		     p.legacy ? "bounded loops, VMAs from the mm's tree, "
+				"registers from the kernel stack (kernel "
+				"< 5.17)" :
+				"bpf_loop, bpf_find_vma, task storage");
 	jt_probes_close(&p);
 	return err;
 }

@@ -461,7 +461,7 @@ static bool sample_regs(const struct jt_sample_user *u, struct jt_uw_regs *r)
 		if (!(u->mask & (1ULL << i)) || (d = jt_uw_dwarf_reg(i)) < 0)
 			continue;
 		r->r[d] = u->regs[i];
-		r->valid |= 1u << d;
+		r->valid |= 1ULL << d;
 	}
 	return true;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/utsname.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "record/kfeatures.h"
+#include "record/probes.h"
 
 #define BIT(f) (1u << (f))
 
@@ -12,6 +14,7 @@ struct kfeature {
 	const char *since;     /* the first Linux release with it */
 	enum bpf_map_type map; /* a map type, or else a helper: */
 	enum bpf_func_id helper;
+	const char *btf_name; /* a fentry-only helper: asked of the BTF */
 };
 
 static const struct kfeature features[JT_KF_MAX] = {
@@ -24,39 +27,46 @@ static const struct kfeature features[JT_KF_MAX] = {
 				 BPF_FUNC_task_pt_regs },
 	[JT_KF_FIND_VMA] = { "bpf_find_vma", "5.17", 0, BPF_FUNC_find_vma },
 	[JT_KF_LOOP] = { "bpf_loop", "5.17", 0, BPF_FUNC_loop },
+	/* The fentry programs read arguments with it; kprobes need not. */
+	[JT_KF_FUNC_ARG] = { "bpf_get_func_arg", "5.17", 0,
+			     BPF_FUNC_get_func_arg, "BPF_FUNC_get_func_arg" },
 };
 
+/* What the legacy object reaches by other means (bpf/common.bpf.h). */
+#define LEGACY_STANDS_IN                                                       \
+	(BIT(JT_KF_TASK_STORAGE) | BIT(JT_KF_TASK_BTF) |                       \
+	 BIT(JT_KF_TASK_PT_REGS) | BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP))
+
 /*
- * Per hook, its tracepoint tier's programs: the syscall exits read the
- * arguments from the task's registers and the VMA the call made, and
- * walk the file's path; exec lists the new mm; exit looks up again what
- * was busy; the fault looks up its VMA and, for the kernel's own
- * writes, the task's registers.
+ * Whether the kernel knows helper id: its BTF names it in enum
+ * bpf_func_id. For helpers only fentry programs may call, which
+ * libbpf's probe cannot load.
  */
-static const unsigned int hook_features[JT_HOOK_MAX] = {
-	[JT_HOOK_MMAP] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			 BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_MPROTECT] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			     BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_MUNMAP] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			   BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_MREMAP] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			   BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_BRK] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_FORK] = 0,
-	[JT_HOOK_EXEC] =
-		BIT(JT_KF_TASK_BTF) | BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_EXIT] =
-		BIT(JT_KF_TASK_BTF) | BIT(JT_KF_FIND_VMA) | BIT(JT_KF_LOOP),
-	[JT_HOOK_COW] = BIT(JT_KF_TASK_BTF) | BIT(JT_KF_TASK_PT_REGS) |
-			BIT(JT_KF_FIND_VMA),
-};
+static bool knows_helper(const char *name)
+{
+	struct btf *btf = jt_vmlinux_btf();
+	const struct btf_enum *e;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, "bpf_func_id", BTF_KIND_ENUM) :
+		   -1;
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
+			return true;
+	return false;
+}
 
 static bool have(const struct kfeature *f)
 {
 	if (f->map)
 		return libbpf_probe_bpf_map_type(f->map, NULL) > 0;
+	if (f->btf_name)
+		return knows_helper(f->btf_name);
 	/* Every helper here is one raw tracepoints may call. */
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, f->helper,
 				       NULL) > 0;
@@ -77,15 +87,24 @@ unsigned int jt_kfeatures_missing(void)
 	return missing;
 }
 
-unsigned int jt_kfeatures_of_hook(enum jt_hook h)
+bool jt_kfeatures_legacy(void)
 {
-	return hook_features[h];
+	return jt_kfeatures_missing() & LEGACY_STANDS_IN;
 }
 
-unsigned int jt_kfeatures_of_object(void)
+unsigned int jt_kfeatures_required(void)
 {
-	/* The kernel tier keeps a slot per task between entry and exit. */
-	return BIT(JT_KF_RINGBUF) | BIT(JT_KF_TASK_STORAGE);
+	return BIT(JT_KF_RINGBUF);
+}
+
+const char *jt_kfeature_name(enum jt_kfeature f)
+{
+	return features[f].name;
+}
+
+const char *jt_kfeature_since(enum jt_kfeature f)
+{
+	return features[f].since;
 }
 
 void jt_kfeatures_describe(unsigned int set, char *buf, size_t len)
@@ -103,30 +122,17 @@ void jt_kfeatures_describe(unsigned int set, char *buf, size_t len)
 
 int jt_kfeatures_explain(void)
 {
-	unsigned int all = jt_kfeatures_of_object();
 	struct utsname u = {};
 	char what[256];
-	int h;
 
-	for (h = 0; h < JT_HOOK_MAX; h++)
-		all |= hook_features[h];
-	jt_kfeatures_describe(jt_kfeatures_missing() & all, what, sizeof(what));
+	jt_kfeatures_describe(jt_kfeatures_missing() & jt_kfeatures_required(),
+			      what, sizeof(what));
 	if (!what[0])
 		return 0;
 	uname(&u);
 	fprintf(stderr,
 		"jittrace: this kernel (Linux %s) lacks what jittrace's BPF "
-		"programs use: %s; 'jittrace doctor' shows it per hook\n",
+		"programs need: %s; 'jittrace doctor' shows the rest\n",
 		u.release, what);
 	return 1;
-}
-
-const char *jt_kfeature_name(enum jt_kfeature f)
-{
-	return features[f].name;
-}
-
-const char *jt_kfeature_since(enum jt_kfeature f)
-{
-	return features[f].since;
 }

@@ -11,6 +11,7 @@
 #include "jittrace.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
+#include "record/arch.h"
 #include "record/perf_rings.h"
 #include "unwind/regs.h"
 
@@ -237,7 +238,7 @@ int jt_perf_tsc_meta(const struct jt_perf *p, char *buf, size_t len)
 	pg = p->rings[0].base;
 	if (!pg->cap_user_time_zero || pg->time_shift >= 64)
 		return 0;
-	tsc = __builtin_ia32_rdtsc();
+	tsc = jt_user_counter();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	q = tsc >> pg->time_shift;
 	r = tsc & ((1ULL << pg->time_shift) - 1);

@@ -12,9 +12,12 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "record/arch.h"
+#include "record/kfeatures.h"
 #include "record/probes.h"
 #include <bpf/btf.h>
 #include "jittrace.skel.h"
+#include "jittrace_legacy.skel.h"
 #include "exec_snap.skel.h"
 #include "tier_probe.skel.h"
 
@@ -46,12 +49,20 @@ struct hook_progs {
 	const char *kfn[3];
 	const char *kret[3];
 	const char *tp[5];
+	/*
+	 * A function of kfn the legacy object can do without, where the
+	 * kernel refuses to probe it: 5.10 refuses perf_event_mmap, and
+	 * mmap_region's return reads the VMA from the mm's tree itself,
+	 * exactly, since the task holds mmap_lock there.
+	 */
+	const char *kopt;
 };
 
 static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_MMAP] = { { "mmap_region", "perf_event_mmap" },
 			   { "mmap_region" },
-			   { "jt_exit_mmap" } },
+			   { "jt_exit_mmap" },
+			   "perf_event_mmap" },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect",
@@ -59,18 +70,16 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
 			     { "jt_exit_munmap" } },
-	[JT_HOOK_MREMAP] = { { "__x64_sys_mremap" },
-			     { "__x64_sys_mremap" },
+	[JT_HOOK_MREMAP] = { { "sys_mremap" },
+			     { "sys_mremap" },
 			     { "jt_exit_mremap" } },
-	[JT_HOOK_BRK] = { { "__x64_sys_brk" },
-			  { "__x64_sys_brk" },
-			  { "jt_exit_brk" } },
+	[JT_HOOK_BRK] = { { "sys_brk" }, { "sys_brk" }, { "jt_exit_brk" } },
 	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
 	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
 	[JT_HOOK_EXIT] = { .tp = { "jt_exit", "jt_exit_group" } },
 	[JT_HOOK_COW] = { { "do_wp_page", "do_fault" },
 			  {},
-			  { "jt_fault", "jt_kfault" } },
+			  JT_COW_TRACEPOINTS },
 };
 
 const char *const *jt_hook_kernel_fns(enum jt_hook h)
@@ -151,7 +160,7 @@ int jt_ensure_bpffs(void)
 	return 0;
 }
 
-static struct btf *vmlinux_btf(void)
+struct btf *jt_vmlinux_btf(void)
 {
 	static struct btf *btf;
 
@@ -176,7 +185,7 @@ static int jt_probe_kernel_fn(const char *fn)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = BPF_TRACE_FENTRY);
-	struct btf *btf = vmlinux_btf();
+	struct btf *btf = jt_vmlinux_btf();
 	int id, fd;
 
 	if (refused)
@@ -209,7 +218,8 @@ struct ksym_addrs {
 	unsigned long long a[KSYM_MAX];
 };
 
-static struct ksym_addrs ksyms[JT_HOOK_MAX * 3];
+/* The hooks' functions, and __do_fault (jt_kfn_target). */
+static struct ksym_addrs ksyms[JT_HOOK_MAX * 3 + 1];
 static bool ksyms_read;
 
 static void read_kallsyms(void)
@@ -224,6 +234,7 @@ static void read_kallsyms(void)
 	for (h = 0; h < JT_HOOK_MAX; h++)
 		for (i = 0; i < 3 && hooks[h].kfn[i]; i++)
 			ksyms[n++].fn = hooks[h].kfn[i];
+	ksyms[n++].fn = "__do_fault";
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return;
@@ -265,6 +276,50 @@ static const char *sibling_of(const char *fn)
 			if (!strcmp(hooks[h].kfn[i], fn))
 				return i ? hooks[h].kfn[0] : hooks[h].kfn[1];
 	return NULL;
+}
+
+/*
+ * The function to probe for a hook's fn on this kernel. 5.10 inlines
+ * mm's do_fault into __handle_mm_fault, and its one do_fault symbol is
+ * the IOMMU driver's, megabytes away from mm/memory.c (its BTF still
+ * describes mm's). There the COW hook takes __do_fault, which every
+ * fault that reads a file page passes through (do_cow_fault's among
+ * them), with the same argument.
+ */
+#define SAME_FILE_BYTES (1ULL << 20)
+
+const char *jt_kfn_target(const char *fn)
+{
+	/* sys_mremap, sys_brk: the wrappers' names are per architecture. */
+	static const char *const sys[][2] = {
+		{ "sys_mremap", JT_SYSCALL_PREFIX "sys_mremap" },
+		{ "sys_brk", JT_SYSCALL_PREFIX "sys_brk" },
+	};
+	static const char *do_fault;
+	const struct ksym_addrs *k, *mm;
+	unsigned long long d;
+	int i;
+
+	for (i = 0; i < (int)(sizeof(sys) / sizeof(sys[0])); i++)
+		if (!strcmp(fn, sys[i][0]))
+			return sys[i][1];
+	if (strcmp(fn, "do_fault"))
+		return fn;
+	if (do_fault)
+		return do_fault;
+	do_fault = "do_fault";
+	k = ksym("do_fault");
+	mm = ksym("__do_fault");
+	if (!k || !mm || mm->n != 1)
+		return do_fault;
+	for (i = 0; i < k->n && i < KSYM_MAX; i++) {
+		d = k->a[i] > mm->a[0] ? k->a[i] - mm->a[0] :
+					 mm->a[0] - k->a[i];
+		if (d < SAME_FILE_BYTES)
+			return do_fault;
+	}
+	do_fault = "__do_fault";
+	return do_fault;
 }
 
 /*
@@ -331,7 +386,7 @@ static int jt_probe_kprobe_fn(const char *fn)
 
 bool jt_kernel_has_vma_iter(void)
 {
-	struct btf *btf = vmlinux_btf();
+	struct btf *btf = jt_vmlinux_btf();
 
 	/* Tests take the anchor walk on kernels that need not. */
 	if (getenv("JT_EXEC_ANCHORS"))
@@ -348,7 +403,7 @@ bool jt_test_vma_busy(void)
 /* Number of arguments of kernel function fn, -1 when BTF lacks it. */
 static int kernel_fn_argc(const char *fn)
 {
-	struct btf *btf = vmlinux_btf();
+	struct btf *btf = jt_vmlinux_btf();
 	const struct btf_type *t;
 	int id;
 
@@ -363,34 +418,66 @@ static int kernel_fn_argc(const char *fn)
 static bool tier_works(struct jt_probes *p, int h, const char *how,
 		       int (*try)(const char *))
 {
-	const char *const *fn;
 	size_t n = strlen(p->why[h]);
+	int i;
 
-	for (fn = hooks[h].kfn; *fn; fn++) {
-		int err = try(*fn);
+	p->kskip[h] = 0;
+	for (i = 0; i < 3 && hooks[h].kfn[i]; i++) {
+		const char *fn = hooks[h].kfn[i];
+		int err = try(jt_kfn_target(fn));
+		bool opt = hooks[h].kopt && !strcmp(fn, hooks[h].kopt) &&
+			   jt_kfeatures_legacy();
 
 		if (!err)
 			continue;
-		snprintf(p->why[h] + n, sizeof(p->why[h]) - n, "%s%s/%s: %s",
-			 n ? "; " : "", how, *fn,
-			 err == -EOPNOTSUPP ? "no kprobes in this kernel" :
-					      strerror(-err));
-		return false;
+		n += snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
+			      "%s%s/%s: %s%s", n ? "; " : "", how,
+			      jt_kfn_target(fn),
+			      err == -EOPNOTSUPP ? "no kprobes in this kernel" :
+						   strerror(-err),
+			      opt ? ", done without" : "");
+		if (!opt)
+			return false;
+		p->kskip[h] |= 1 << i;
 	}
 	return true;
+}
+
+/* The fentry programs read their arguments with bpf_get_func_arg. */
+static bool fentry_args(struct jt_probes *p, int h)
+{
+	size_t n = strlen(p->why[h]);
+
+	if (!(jt_kfeatures_missing() & (1u << JT_KF_FUNC_ARG)))
+		return true;
+	snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
+		 "%sfentry: needs bpf_get_func_arg (5.17)", n ? "; " : "");
+	return false;
+}
+
+/* The tracepoint tier, where this architecture has its tracepoints. */
+static enum jt_tier tracepoints(struct jt_probes *p, int h)
+{
+	size_t n = strlen(p->why[h]);
+
+	if (hooks[h].tp[0])
+		return JT_TIER_TRACEPOINT;
+	snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
+		 "%sno tracepoints for it on this architecture", n ? "; " : "");
+	return JT_TIER_NONE;
 }
 
 static enum jt_tier choose(struct jt_probes *p, int h, enum jt_tier_want w)
 {
 	if (!hooks[h].kfn[0] || w == JT_WANT_TRACEPOINT)
-		return JT_TIER_TRACEPOINT;
-	if (w != JT_WANT_KPROBE &&
+		return tracepoints(p, h);
+	if (w != JT_WANT_KPROBE && fentry_args(p, h) &&
 	    tier_works(p, h, "fentry", jt_probe_kernel_fn))
 		return JT_TIER_FENTRY;
 	if (w != JT_WANT_FENTRY &&
 	    tier_works(p, h, "kprobe", jt_probe_kprobe_fn))
 		return JT_TIER_KPROBE;
-	return w == JT_WANT_AUTO ? JT_TIER_TRACEPOINT : JT_TIER_NONE;
+	return w == JT_WANT_AUTO ? tracepoints(p, h) : JT_TIER_NONE;
 }
 
 int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow)
@@ -443,7 +530,7 @@ static int attach_one(struct jt_probes *p, const char *fmt, const char *fn,
 
 	if (!prog || p->nlinks >= JT_MAX_LINKS)
 		return -ENOENT;
-	l = attach_kprobe(prog, fn, ret);
+	l = attach_kprobe(prog, jt_kfn_target(fn), ret);
 	if (!l) {
 		int err = -errno;
 
@@ -463,7 +550,9 @@ static int attach_kprobes(struct jt_probes *p)
 		if (p->tier[h] != JT_TIER_KPROBE)
 			continue;
 		for (i = 0; i < 3 && hooks[h].kfn[i] && !err; i++)
-			err = attach_one(p, "jt_kp_%s", hooks[h].kfn[i], false);
+			if (!(p->kskip[h] & 1 << i))
+				err = attach_one(p, "jt_kp_%s", hooks[h].kfn[i],
+						 false);
 		for (i = 0; i < 3 && hooks[h].kret[i] && !err; i++)
 			err = attach_one(p, "jt_kr_%s", hooks[h].kret[i], true);
 	}
@@ -484,14 +573,31 @@ static void select_programs(struct jt_probes *p)
 			set_autoload(obj, "%s", hp->tp[i],
 				     t == JT_TIER_TRACEPOINT);
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
+			bool skip = p->kskip[h] & 1 << i;
+			const char *to = jt_kfn_target(hp->kfn[i]);
+			struct bpf_program *fe;
+
 			set_autoload(obj, "jt_fe_%s", hp->kfn[i],
-				     t == JT_TIER_FENTRY);
+				     t == JT_TIER_FENTRY && !skip);
+			fe = to != hp->kfn[i] ?
+				     prog_named(obj, "jt_fe_%s", hp->kfn[i]) :
+				     NULL;
+			if (fe)
+				bpf_program__set_attach_target(fe, 0, to);
 			set_autoload(obj, "jt_kp_%s", hp->kfn[i],
-				     t == JT_TIER_KPROBE);
+				     t == JT_TIER_KPROBE && !skip);
 		}
 		for (i = 0; i < 3 && hp->kret[i]; i++) {
+			const char *to = jt_kfn_target(hp->kret[i]);
+			struct bpf_program *fx;
+
 			set_autoload(obj, "jt_fx_%s", hp->kret[i],
 				     t == JT_TIER_FENTRY);
+			fx = to != hp->kret[i] ?
+				     prog_named(obj, "jt_fx_%s", hp->kret[i]) :
+				     NULL;
+			if (fx)
+				bpf_program__set_attach_target(fx, 0, to);
 			set_autoload(obj, "jt_kr_%s", hp->kret[i],
 				     t == JT_TIER_KPROBE);
 		}
@@ -517,7 +623,42 @@ void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
 			      jt_hook_names[h], jt_tier_name(p->tier[h]));
 	if (n < len)
 		snprintf(buf + n, len - n, " exec-snapshot=%s",
-			 p->snap ? "iterator" : "anchors");
+			 jt_probes_snapshot(p));
+}
+
+const char *jt_probes_snapshot(const struct jt_probes *p)
+{
+	return p->snap ? "iterator" : p->legacy ? "list" : "anchors";
+}
+
+/*
+ * Kernels before 5.17 get the legacy object: the same maps and programs
+ * by name (the Makefile builds both from bpf/), so the one skeleton
+ * opens either; only the ELF it opens differs.
+ */
+static struct jittrace_bpf *open_object(struct jt_probes *p)
+{
+	struct jittrace_bpf *s;
+	int err;
+
+	p->legacy = jt_kfeatures_legacy();
+	if (!p->legacy)
+		return jittrace_bpf__open();
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	err = jittrace_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data =
+			jittrace_legacy_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		jittrace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
 }
 
 /*
@@ -584,7 +725,7 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 	}
 	if (jt_choose_tiers(p, want, cow))
 		return report_refused(p);
-	p->skel = jittrace_bpf__open();
+	p->skel = open_object(p);
 	if (!p->skel)
 		return -errno;
 	select_programs(p);

@@ -34,14 +34,19 @@ struct ring_buffer;
 struct jt_probes {
 	struct jittrace_bpf *skel;
 	struct exec_snap_bpf *snap; /* NULL: exec VMAs come from /proc */
+	bool legacy;		    /* the object for kernels before 5.17 */
 	struct ring_buffer *rb;
 	enum jt_tier tier[JT_HOOK_MAX];
-	char why[JT_HOOK_MAX][128]; /* why the kernel tier was not taken */
+	char why[JT_HOOK_MAX][160]; /* why the kernel tier was not taken */
+	/* Per hook, its kernel functions (by index) done without. */
+	unsigned char kskip[JT_HOOK_MAX];
 	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
 	int nlinks;
 };
 
 extern const char *const jt_hook_names[JT_HOOK_MAX];
+/* How exec is snapshotted: "iterator", "anchors" or "list". */
+const char *jt_probes_snapshot(const struct jt_probes *p);
 const char *jt_tier_name(enum jt_tier t);
 /* "auto", "kernel", ...; -1 when s names no tier. */
 int jt_tier_want_parse(const char *s);
@@ -54,6 +59,11 @@ int jt_tier_want_parse(const char *s);
 int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow);
 /* Kernel functions a hook's kernel tier attaches to, NULL-terminated. */
 const char *const *jt_hook_kernel_fns(enum jt_hook h);
+struct btf;
+/* The running kernel's BTF, parsed once; NULL if it has none. */
+struct btf *jt_vmlinux_btf(void);
+/* The function probed for fn here (some kernels inline fn away). */
+const char *jt_kfn_target(const char *fn);
 
 typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 

@@ -213,7 +213,7 @@ struct eval {
 
 static bool reg_value(const struct eval *e, uint64_t reg, uint64_t *v)
 {
-	if (reg >= JT_UW_NREGS || !(e->regs->valid & (1u << reg)))
+	if (reg >= JT_UW_NREGS || !(e->regs->valid & (1ULL << reg)))
 		return false;
 	*v = e->regs->r[reg];
 	return true;
@@ -413,19 +413,19 @@ static int step_with(Dwarf_CFI *cfi, uint64_t addr,
 			continue;
 		if (caller_reg(f, &e, reg, &v, &ok)) {
 			out->r[reg] = v;
-			out->valid |= 1u << reg;
+			out->valid |= 1ULL << reg;
 		} else if (!ok && reg == ra) {
 			goto out;
 		}
 	}
 	out->r[JT_UW_REG_SP] = e.cfa;
-	out->valid |= 1u << JT_UW_REG_SP;
-	if (!(out->valid & (1u << ra))) {
+	out->valid |= 1ULL << JT_UW_REG_SP;
+	if (!(out->valid & (1ULL << ra))) {
 		ret = 0; /* the outermost frame: _start, thread start */
 		goto out;
 	}
 	out->r[JT_UW_REG_PC] = out->r[ra];
-	out->valid |= 1u << JT_UW_REG_PC;
+	out->valid |= 1ULL << JT_UW_REG_PC;
 	ret = 1;
 out:
 	free(f);

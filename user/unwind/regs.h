@@ -48,8 +48,36 @@ static inline int jt_uw_dwarf_reg(int p)
 
 	return p >= 0 && p < (int)sizeof(map) ? map[p] : -1;
 }
+#elif defined(__aarch64__)
+#include <asm/perf_regs.h>
+#include <elf.h>
+
+/*
+ * DWARF 0-30 are x0-x30 (x30 the link register, CFI's return address
+ * column), 31 is sp; 32 is not DWARF's: the pc, where a step puts the
+ * return address it restored, as slot 16 is on x86-64. The frame record
+ * is laid out as x86-64's: [fp] = caller's fp, [fp + 8] = return address.
+ */
+#define JT_UW_MACHINE EM_AARCH64
+#define JT_UW_NREGS 33
+#define JT_UW_REG_SP 31
+#define JT_UW_REG_FP 29
+#define JT_UW_REG_PC 32
+
+/* Callee-saved x19-x28, fp, lr, sp and pc: what CFI restores. */
+#define JT_UW_PERF_MASK                                                        \
+	((((1ULL << 12) - 1) << PERF_REG_ARM64_X19) |                          \
+	 (1ULL << PERF_REG_ARM64_SP) | (1ULL << PERF_REG_ARM64_PC))
+
+#define JT_UW_PERF_SP PERF_REG_ARM64_SP
+
+/* DWARF number of perf register p, or -1: perf numbers them alike. */
+static inline int jt_uw_dwarf_reg(int p)
+{
+	return p >= 0 && p <= PERF_REG_ARM64_PC ? p : -1;
+}
 #else
-#error "jittrace's unwinder knows x86-64 only so far"
+#error "jittrace's unwinder knows x86-64 and arm64"
 #endif
 
 #endif

@@ -3,7 +3,7 @@
 #include "unwind/cfi.h"
 #include "unwind/unwind.h"
 
-#define BIT(r) (1u << (r))
+#define BIT(r) (1ULL << (r))
 
 bool jt_uw_read(const struct jt_uw_stack *st, uint64_t addr, uint64_t *v)
 {

@@ -18,7 +18,7 @@ struct jt_cfi;
 
 struct jt_uw_regs {
 	uint64_t r[JT_UW_NREGS]; /* DWARF numbering */
-	uint32_t valid;		 /* bit per register */
+	uint64_t valid;		 /* bit per register */
 };
 
 /* The sample's copy of [sp, sp + len) of the user stack. */
