@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "version.h"
 
 static const char usage[] =

@@ -23,6 +23,7 @@
 #include "export/pprof.h"
 #include "agent/spool.h"
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "record/live.h"
 
 static const char usage[] =

@@ -121,7 +121,6 @@ struct jt_agent {
 	} asking[16];
 };
 
-uint64_t jt_agent_now(void);
 /* The agent's resident memory, bytes. */
 uint64_t jt_agent_rss(void);
 

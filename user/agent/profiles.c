@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "agent/jitbudget.h"
 #include "agent/profiles.h"
 #include "agent/push.h"
@@ -29,14 +30,6 @@ struct cutter {
  * reorder window, a sample waiting for its code-load record, a round.
  */
 #define CUT_AFTER_NS (JT_REORDER_NS + JT_RETRO_NS + 100000000ULL)
-
-uint64_t jt_agent_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int64_t real_ns(const struct jt_agent *a, uint64_t mono)
 {
@@ -356,7 +349,7 @@ static void sample_clock(struct cutter *c)
 static void drain_all(struct cutter *c)
 {
 	struct jt_agent *a = c->a;
-	uint64_t now = a->horizon ? a->horizon : jt_agent_now();
+	uint64_t now = a->horizon ? a->horizon : jt_mono_ns();
 
 	if (c->win.pprof && now > c->win.start)
 		window_out(c, now);
@@ -392,7 +385,7 @@ void *jt_profiles_run(void *agent)
 	c.s.round_ctx = &c;
 	sample_clock(&c);
 	jt_jitbudget_init(&c.budget, c.a->o.max_memory / 2);
-	if (req_begin(&c, &c.win, jt_agent_now(), c.a->o.window_ns))
+	if (req_begin(&c, &c.win, jt_mono_ns(), c.a->o.window_ns))
 		c.win.err = -ENOMEM;
 	err = jt_pipe_run(&c.p, &c.s, &ops);
 	if (err)
@@ -431,8 +424,8 @@ static int req_wait(struct jt_agent *a, struct jt_profile_req *r,
 	while (!r->done) {
 		if (who->gone && who->gone(who->ctx))
 			return -ECONNABORTED;
-		next = jt_agent_now() + 1000000000ULL;
-		if (jt_agent_now() >= give_up)
+		next = jt_mono_ns() + 1000000000ULL;
+		if (jt_mono_ns() >= give_up)
 			return -ETIMEDOUT;
 		/* cond waits on CLOCK_REALTIME: convert the deadline. */
 		real = real_ns(a, next < give_up ? next : give_up);
@@ -454,7 +447,7 @@ int jt_profiles_request(struct jt_agent *a, const struct jt_profile_asker *who,
 		return -ENOMEM;
 	r->pid = who->pid;
 	r->uid = who->uid;
-	r->start = jt_agent_now();
+	r->start = jt_mono_ns();
 	r->end = r->start + seconds * 1000000000ULL;
 	r->pprof = jt_pprof_new(real_ns(a, r->start), 1000000000LL / hz);
 	if (r->pprof)

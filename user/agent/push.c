@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lib/clock.h"
 #include "agent/agent.h"
 #include "agent/push.h"
 
@@ -181,7 +182,7 @@ static void try_head(struct jt_push *p)
 		return;
 	}
 	at(p, 0)->tries++;
-	at(p, 0)->not_before = jt_agent_now() + backoff(at(p, 0)->tries);
+	at(p, 0)->not_before = jt_mono_ns() + backoff(at(p, 0)->tries);
 	if (at(p, 0)->tries >= JT_PUSH_TRIES || p->stop) {
 		a->met.push_dropped++;
 		drop_head(p);
@@ -199,7 +200,7 @@ static void *run(void *arg)
 			pthread_cond_wait(&p->cond, &a->lock);
 			continue;
 		}
-		if (!p->stop && jt_agent_now() < at(p, 0)->not_before) {
+		if (!p->stop && jt_mono_ns() < at(p, 0)->not_before) {
 			wait_for(p, at(p, 0)->not_before);
 			continue;
 		}

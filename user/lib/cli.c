@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include "jittrace.h"
+#include "lib/cli.h"
 
 int jt_usage_error(const char *use, const char *msg)
 {

@@ -76,3 +76,11 @@ const char *jt_tx(const char *s)
 	t->buf[o] = 0;
 	return t->buf;
 }
+
+const char *jt_bounded_str(char *buf, size_t size, const char *s, size_t len)
+{
+	if (!len)
+		return NULL;
+	snprintf(buf, size, "%.*s", (int)strnlen(s, len), s);
+	return buf;
+}

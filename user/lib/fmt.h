@@ -21,4 +21,11 @@ const char *jt_time_str(uint64_t ns, char buf[32]);
 #define JT_TX_SLOTS 8
 const char *jt_tx(const char *s);
 
+/*
+ * A string from a file, at most len bytes: copied into buf with a NUL,
+ * since nothing read from a file may be trusted to end in one. NULL when
+ * len is 0 (no string).
+ */
+const char *jt_bounded_str(char *buf, size_t size, const char *s, size_t len);
+
 #endif

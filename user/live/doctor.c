@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "jittrace.skel.h"
 #include "live/caps.h"
 #include "record/perf_rings.h"

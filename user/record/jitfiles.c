@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/clock.h"
 #include "lib/procfile.h"
 #include "lib/reserve.h"
 #include "record/jitfiles.h"
@@ -173,7 +174,7 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 /* What the process made us drop, said once: at its exit or our end. */
 static void proc_cut(struct jt_jitfiles *j, const struct jt_jitproc *p)
 {
-	struct jt_proccap_rec c = { jt_now_ns(), p->pid };
+	struct jt_proccap_rec c = { jt_mono_ns(), p->pid };
 
 	if (p->writes <= j->budget.process_writes)
 		return;
@@ -232,8 +233,8 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
 		 int found, int status, const char *path, uint64_t ino)
 {
-	struct jt_jitfile_rec r = { jt_now_ns(), pid,	 id, kind,
-				    found,	 status, ino };
+	struct jt_jitfile_rec r = { jt_mono_ns(), pid,	  id, kind,
+				    found,	  status, ino };
 
 	jt_writer_add(j->w, JT_REC_JITFILE, &r, sizeof(r), path,
 		      strlen(path) + 1);
@@ -420,7 +421,7 @@ static void cap_reached(struct jt_jitfiles *j, struct jt_jitfile *f,
 			const char *why)
 {
 	struct stat st;
-	struct jt_jitcap_rec c = { jt_now_ns(), f->offset, 0, f->id };
+	struct jt_jitcap_rec c = { jt_mono_ns(), f->offset, 0, f->id };
 
 	if (!fstat(f->fd, &st) && (uint64_t)st.st_size > f->offset)
 		c.skipped = st.st_size - f->offset;
@@ -490,7 +491,7 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 		n = pread(f->fd, j->buf, want, f->offset);
 		if (n <= 0)
 			return;
-		r.time = jt_now_ns();
+		r.time = jt_mono_ns();
 		r.offset = f->offset;
 		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);
 		f->offset += n;
@@ -701,7 +702,7 @@ static void drain_inotify(struct jt_jitfiles *j)
 
 void jt_jitfiles_poll(struct jt_jitfiles *j)
 {
-	uint64_t now = jt_now_ns();
+	uint64_t now = jt_mono_ns();
 	bool sweep = now - j->swept_ns >= SWEEP_NS;
 	size_t i;
 

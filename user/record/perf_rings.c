@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
 #include "record/arch.h"

@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "lib/clock.h"
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/jt_file.h"
 #include "lib/reserve.h"
 #include "live/jvmti.h"
@@ -393,7 +395,7 @@ static void reread_busy(struct recorder *r)
 
 	/* Under the test's injected busy lookups only BPF reads them again. */
 	for (i = 0; i < r->nbusy && !jt_test_vma_busy(); i++)
-		jt_snapshot_vmas(r->busy[i], jt_now_ns(), emit_synth, r);
+		jt_snapshot_vmas(r->busy[i], jt_mono_ns(), emit_synth, r);
 	r->nbusy = 0;
 }
 
@@ -411,7 +413,7 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      "perf.event=%s\nperf.sample_type=0x%llx\n"
 		      "perf.sample_regs_user=0x%llx\n",
 		      u.nodename, u.release, u.machine,
-		      (unsigned long long)jt_now_ns(), (long long)time(NULL),
+		      (unsigned long long)jt_mono_ns(), (long long)time(NULL),
 		      r->o.all ? "all" :
 		      r->o.pid ? "pid" :
 				 "command",
@@ -452,7 +454,7 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 /* Each count costs syscalls (a map read, a read per perf fd): once. */
 static struct jt_lost_rec losses(struct recorder *r, bool now)
 {
-	uint64_t t = jt_now_ns();
+	uint64_t t = jt_mono_ns();
 
 	if (now || !r->perf_lost_ns ||
 	    t - r->perf_lost_ns >= PERF_LOST_READ_NS) {
@@ -606,9 +608,9 @@ static int prepare(struct recorder *r)
 	int err = 0;
 
 	if (r->o.all)
-		jt_snapshot_all(getpid(), jt_now_ns(), emit_synth, r);
+		jt_snapshot_all(getpid(), jt_mono_ns(), emit_synth, r);
 	else if (r->o.pid)
-		err = jt_snapshot_pid(r->o.pid, jt_now_ns(), emit_synth, r);
+		err = jt_snapshot_pid(r->o.pid, jt_mono_ns(), emit_synth, r);
 	if (err == -ENOENT)
 		fprintf(stderr,
 			"jittrace: pid %d has no memory map to trace (a kernel "
@@ -672,7 +674,7 @@ static int make_epoll(struct recorder *r)
 /* One pass over every source; the file stays readable if we die after. */
 static int drain(struct recorder *r)
 {
-	struct jt_round_rec round = { jt_now_ns() };
+	struct jt_round_rec round = { jt_mono_ns() };
 	int err = ring_buffer__consume(r->probes.rb);
 
 	if (err < 0 && err != -EINTR)
@@ -735,7 +737,7 @@ static bool target_done(struct recorder *r, int *status)
 static int run(struct recorder *r, int *status)
 {
 	uint64_t deadline =
-		r->o.duration ? jt_now_ns() + r->o.duration * 1e9 : 0;
+		r->o.duration ? jt_mono_ns() + r->o.duration * 1e9 : 0;
 	struct epoll_event evs[4];
 	int ep = make_epoll(r), err = 0;
 
@@ -746,7 +748,7 @@ static int run(struct recorder *r, int *status)
 			err = -errno;
 		if (!err)
 			err = drain(r);
-		if (deadline && jt_now_ns() >= deadline)
+		if (deadline && jt_mono_ns() >= deadline)
 			break;
 		if (target_done(r, status))
 			break;
@@ -784,7 +786,7 @@ static void finish(struct recorder *r, int exit_status)
 	jt_jitfiles_close(&r->jit);
 	opener_report(&r->opener);
 	write_lost(r, true);
-	f.time = jt_now_ns();
+	f.time = jt_mono_ns();
 	f.bpf_records = r->bpf_records;
 	f.perf_records = r->perf.records;
 	if (!r->w.err)

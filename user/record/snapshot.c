@@ -18,14 +18,6 @@
 /* The kernel's dev_t encoding (MKDEV), which BPF reports from s_dev. */
 #define KDEV(maj, min) (((uint64_t)(maj) << 20) | (min))
 
-uint64_t jt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void fill_hdr(struct jt_hdr *h, uint16_t type, size_t size, pid_t pid,
 		     uint64_t now)
 {

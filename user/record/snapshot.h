@@ -21,6 +21,5 @@ int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
 int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
 /* Every process but self; returns how many were snapshotted. */
 int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx);
-uint64_t jt_now_ns(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/fmt.h"
 #include "lib/json.h"
 #include "lib/perf_rec.h"

@@ -16,6 +16,7 @@
 #include "export/pprof.h"
 #include "export/pprof_named.h"
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/io.h"
 #include "lib/perf_rec.h"
 #include "views/view.h"

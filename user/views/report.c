@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/fmt.h"
 #include "lib/json.h"
 #include "lib/perf_rec.h"

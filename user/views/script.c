@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jittrace.h"
+#include "lib/cli.h"
 #include "lib/fmt.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
@@ -32,19 +33,11 @@ static void text_head(struct jt_model *m, const char *type, uint64_t time,
 		printf(" [ns pid %u]", p->nspid);
 }
 
-const char *jt_script_bounded(char *buf, size_t size, const char *s, size_t len)
-{
-	if (!len)
-		return NULL;
-	snprintf(buf, size, "%.*s", (int)strnlen(s, len), s);
-	return buf;
-}
-
 static void map_event(const struct jt_map_event *ev)
 {
 	char buf[JT_PATH_MAX + 1];
 	const char *path =
-		jt_script_bounded(buf, sizeof(buf), ev->path, ev->path_len);
+		jt_bounded_str(buf, sizeof(buf), ev->path, ev->path_len);
 
 	if (ev->h.type == JT_EV_VMA)
 		printf(" %llx-%llx flags=0x%llx",
@@ -106,8 +99,7 @@ static void bpf_event(struct script_ctx *c, struct jt_model *m,
 		       f->flags & JT_FORK_THREAD ? " thread" : "");
 		break;
 	case JT_EV_EXEC:
-		if (!jt_script_bounded(path, sizeof(path), e->path,
-				       e->path_len))
+		if (!jt_bounded_str(path, sizeof(path), e->path, e->path_len))
 			path[0] = 0;
 		printf(" %s%s", jt_tx(path),
 		       e->flags & JT_EXEC_ATTACH ? " (attach)" : "");

@@ -18,10 +18,6 @@ struct script_ctx {
 	uint64_t samples;
 };
 
-/* Event strings come from a file: never trust them to end in a NUL. */
-const char *jt_script_bounded(char *buf, size_t size, const char *s,
-			      size_t len);
-
 void jt_script_json_bpf(struct script_ctx *c, const struct jt_item *it);
 void jt_script_json_sample(struct script_ctx *c, struct jt_model *m,
 			   const struct jt_sample *s,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* jittrace script --json: one object per event, one per line. */
-#include "jittrace.h"
+#include "lib/fmt.h"
 #include "views/script.h"
 #include "views/view.h"
 
@@ -44,7 +44,7 @@ static void map_event(struct jt_json *j, const struct jt_map_event *ev)
 	vma(j, "vma_last", &ev->vma_last);
 	jt_json_str_field(
 		j, "path",
-		jt_script_bounded(buf, sizeof(buf), ev->path, ev->path_len));
+		jt_bounded_str(buf, sizeof(buf), ev->path, ev->path_len));
 	jt_json_u64_field(j, "flags", ev->flags);
 }
 
@@ -52,14 +52,14 @@ static void exec_event(struct jt_json *j, const struct jt_exec_event *e)
 {
 	char path[JT_PATH_MAX + 1], comm[JT_COMM_LEN + 1];
 
-	jt_script_bounded(comm, sizeof(comm), e->comm, sizeof(e->comm));
+	jt_bounded_str(comm, sizeof(comm), e->comm, sizeof(e->comm));
 	jt_json_str_field(j, "comm", comm);
 	jt_json_bool_field(j, "attach", e->flags & JT_EXEC_ATTACH);
 	if (e->nspid && e->nspid != e->h.pid)
 		jt_json_u64_field(j, "nspid", e->nspid);
 	jt_json_str_field(
 		j, "path",
-		jt_script_bounded(path, sizeof(path), e->path, e->path_len));
+		jt_bounded_str(path, sizeof(path), e->path, e->path_len));
 }
 
 static void cow_event(struct jt_json *j, const struct jt_cow_event *w)
