@@ -935,8 +935,8 @@ def test_daemonset_never_listens_beyond_loopback_without_a_token():
 
 
 def readme_service_name():
-    """service_name in the README's Alloy scrape config."""
-    readme = open(os.path.join(os.path.dirname(UNIT), "../../README.md")).read()
+    """service_name in the documented Alloy scrape config."""
+    readme = open(os.path.join(os.path.dirname(UNIT), "../../docs/agent.md")).read()
     block = re.search(r'pyroscope\.scrape "jittrace" \{.*?\n\}', readme, re.S).group(0)
     return re.search(r'"service_name" = "([^"]+)"', block).group(1)
 
@@ -965,7 +965,7 @@ SCRAPED_BY_DEFAULT = {"memory": "/debug/pprof/allocs", "block": "/debug/pprof/bl
 
 
 def test_readme_scrape_configs_ask_only_for_what_the_agent_serves():
-    readme = open(os.path.join(os.path.dirname(UNIT), "../../README.md")).read()
+    readme = open(os.path.join(os.path.dirname(UNIT), "../../docs/agent.md")).read()
     parca = re.search(r"```yaml\nscrape_configs:\n(.*?)```", readme, re.S).group(1)
     alloy = re.search(r'pyroscope\.scrape "jittrace" \{.*?\n\}', readme, re.S).group(0)
     assert re.search(r"process_cpu: \{enabled: true, path: /debug/pprof/profile", parca), parca

@@ -182,7 +182,7 @@ def test_duration_ends_the_recording():
         target.wait()
 
 
-def test_system_wide():
+def test_system_wide_records_new_and_running():
     before = gated("sleep 30")
     data = os.path.join(TMP, "all.data")
     rec = start_attached(["-a", "--duration", "60", "-o", data])
