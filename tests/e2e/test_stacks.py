@@ -44,11 +44,13 @@ QSORT_TAIL = ["qsort_r", "sort_many"] + LIBC_START
 
 
 def qsort_right(u):
-    # cmp, called by libc's merge sort as deep as it recursed.
+    # cmp, called by libc's merge sort as deep as it recursed, or memcpy,
+    # which msort calls through libc's own PLT (an IRELATIVE slot).
     inner = u[:-len(QSORT_TAIL)]
     outer = [re.sub(r"\.constprop\.\d+$", "", n) for n in u[-len(QSORT_TAIL):]]
     return outer == QSORT_TAIL and all(
-        n == "cmp" or n.startswith(("msort_with_tmp", "__memcpy", "__memmove"))
+        n in ("cmp", "memcpy@plt") or
+        n.startswith(("msort_with_tmp", "__memcpy", "__memmove"))
         for n in inner)
 
 

@@ -200,47 +200,149 @@ static Elf_Scn *section_named(Elf *e, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* A name's rank for an address many symbols share: memcpy before __GI_memcpy.
+ */
+static int rank(const char *name)
+{
+	return (strchr(name, '@') ? 2000 : 0) + (name[0] == '_' ? 1000 : 0) +
+	       (int)strlen(name);
+}
+
 /*
- * PLT entries as perf names them, name@plt: the i-th R_X86_64_JUMP_SLOT
- * of .rela.plt jumps through the i-th entry of .plt.sec when the file
- * has one (IBT), else of .plt after its 16-byte header.
+ * The name of the IFUNC whose resolver is at addr, from the symbols
+ * read so far (sorted): libc calls its own memcpy through a PLT slot
+ * relocated R_X86_64_IRELATIVE, which names no symbol, only the
+ * resolver's address. objdump calls it *ABS*+0x9be70@plt.
+ */
+static const char *ifunc_name(const struct jt_elfsym *syms, size_t n,
+			      uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	const char *best = NULL;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && syms[lo].start == addr; lo++)
+		if (!best || rank(syms[lo].name) < rank(best))
+			best = syms[lo].name;
+	return best;
+}
+
+/*
+ * The GOT slot a PLT entry jumps through, jmp *disp32(%rip), after an
+ * endbr64 and a bnd prefix where IBT put them; 0 for any other shape.
+ */
+static uint64_t plt_got(const unsigned char *p, size_t len, uint64_t vaddr)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t i = 0;
+	int32_t disp;
+
+	if (len >= 4 && !memcmp(p, endbr64, 4))
+		i = 4;
+	if (i < len && p[i] == 0xf2)
+		i++;
+	if (i + 6 > len || p[i] != 0xff || p[i + 1] != 0x25)
+		return 0;
+	memcpy(&disp, p + i + 2, 4);
+	return vaddr + i + 6 + (int64_t)disp;
+}
+
+struct plt_rel {
+	uint64_t got; /* r_offset: the GOT slot it relocates */
+	size_t i;     /* its index in .rela.plt */
+};
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct plt_rel *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The name a .rela.plt entry gives its PLT slot, or NULL. */
+static const char *plt_target(Elf *e, Elf_Data *rd, Elf_Data *dd, size_t strndx,
+			      const struct symvec *sv, size_t nsyms, size_t i)
+{
+	GElf_Rela r;
+	GElf_Sym ds;
+
+	if (!gelf_getrela(rd, i, &r))
+		return NULL;
+	/* The symbols read before; the PLT's come after. */
+	if (GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE)
+		return ifunc_name(sv->v, nsyms, r.r_addend);
+	if (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+	    !gelf_getsym(dd, GELF_R_SYM(r.r_info), &ds))
+		return NULL;
+	return elf_strptr(e, strndx, ds.st_name);
+}
+
+/*
+ * PLT entries as perf and objdump name them, name@plt: each 16-byte
+ * entry of .plt.sec (IBT), else of .plt after its header, jumps through
+ * a GOT slot, and the .rela.plt entry relocating that slot names it.
+ * Entries are not in .rela.plt's order: libc's IRELATIVE slots (its own
+ * IFUNCs) are not.
  */
 static void add_plt(struct jt_elffile *f, Elf *e, struct jt_strtab *strs)
 {
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Scn *rel = section_named(e, ".rela.plt", &rsh), *plt, *dyn;
-	Elf_Data *rd, *dd;
+	Elf_Data *rd, *dd, *pd;
 	struct symvec sv = { f->syms, f->nsyms, f->nsyms };
-	uint64_t base;
-	size_t i, n;
+	struct plt_rel *rels;
+	size_t i, n, first, nsyms = f->nsyms;
 
 	if (!rel || rsh.sh_type != SHT_RELA || !rsh.sh_entsize ||
 	    !(dyn = elf_getscn(e, rsh.sh_link)) || !gelf_getshdr(dyn, &dsh) ||
 	    !(rd = elf_getdata(rel, NULL)) || !(dd = elf_getdata(dyn, NULL)))
 		return;
 	if ((plt = section_named(e, ".plt.sec", &psh)))
-		base = psh.sh_addr;
+		first = 0;
 	else if ((plt = section_named(e, ".plt", &psh)))
-		base = psh.sh_addr + 16;
+		first = 16;
 	else
 		return;
+	pd = elf_getdata(plt, NULL);
 	n = rsh.sh_size / rsh.sh_entsize;
-	for (i = 0; i < n && (i + 1) * 16 <= psh.sh_size; i++) {
-		char name[256];
-		const char *sym;
+	if (!pd || !pd->d_buf || !n || !(rels = calloc(n, sizeof(*rels))))
+		return;
+	for (i = 0; i < n; i++) {
 		GElf_Rela r;
-		GElf_Sym ds;
-		GElf_Sym s = { .st_value = base + i * 16, .st_size = 16 };
 
-		if (!gelf_getrela(rd, i, &r) ||
-		    GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
-		    !gelf_getsym(dd, GELF_R_SYM(r.r_info), &ds) ||
-		    !(sym = elf_strptr(e, dsh.sh_link, ds.st_name)) || !*sym)
+		rels[i] = (struct plt_rel){
+			gelf_getrela(rd, i, &r) ? r.r_offset : 0, i
+		};
+	}
+	qsort(rels, n, sizeof(*rels), cmp_rel);
+	for (i = first; i + 16 <= pd->d_size && i + 16 <= psh.sh_size;
+	     i += 16) {
+		struct plt_rel key = { plt_got((unsigned char *)pd->d_buf + i,
+					       16, psh.sh_addr + i) },
+			       *hit;
+		GElf_Sym s = { .st_value = psh.sh_addr + i, .st_size = 16 };
+		const char *sym;
+		char name[256];
+
+		hit = key.got ? bsearch(&key, rels, n, sizeof(*rels), cmp_rel) :
+				NULL;
+		sym = hit ? plt_target(e, rd, dd, dsh.sh_link, &sv, nsyms,
+				       hit->i) :
+			    NULL;
+		if (!sym || !*sym)
 			continue;
 		snprintf(name, sizeof(name), "%s@plt", sym);
 		if (add_sym(&sv, &s, name, strs))
 			break;
 	}
+	free(rels);
 	f->syms = sv.v;
 	f->nsyms = sv.n;
 	if (f->nsyms)
