@@ -197,6 +197,19 @@ def test_system_wide_records_new_and_running():
     got = sorted((r["start"], r["end"]) for r in maps(data, pid)
                  if r["prot"] == "r-xp" and r["path"] is None and r["origin"] == "mmap")
     assert got == [(a, a + PAGE) for a in pages]
+    # The recorder itself: BPF never traces it, but it is snapshotted at
+    # attach, so perf's samples of it land in its own regions, named, not
+    # [unknown] under "?".
+    own = [e for e in script(data) if e["pid"] == rec.pid]
+    assert any(e["type"] == "exec" and e["attach"] and e["comm"] == "jittrace"
+               for e in own), own[:3]
+    user = [e for e in own if e["type"] == "sample" and not e["kernel"]]
+    assert all(e["region_start"] is not None for e in user), \
+        [e for e in user if e["region_start"] is None][:3]
+    # The idle task is "swapper", as perf calls it, in every view.
+    idle = sum(1 for e in script(data) if e["type"] == "sample" and e["pid"] == 0)
+    rows = json.loads(run([JT, "report", "-i", data, "--sort", "comm", "--json"]).stdout)
+    assert sum(r["samples"] for r in rows if r["comm"] == "swapper") == idle, rows
     # A process already running (the gated shell) was snapshotted at attach.
     before.kill()
     before.wait()

@@ -61,9 +61,7 @@ int jt_pprof_add_named(struct jt_pprof *p, struct jt_model *m,
 	struct jt_pprof_sample s = {
 		.frames = frames,
 		.pid = smp->pid,
-		.comm = proc && proc->comm[0] ? proc->comm :
-			!smp->pid	      ? "swapper" :
-						"?",
+		.comm = jt_proc_comm(proc, smp->pid),
 		.source = jt_pprof_source(y),
 		.count = 1,
 		.nanos = nanos ? nanos : (int64_t)smp->period,

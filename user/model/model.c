@@ -752,3 +752,10 @@ void jt_model_evict_jit(struct jt_model *m, uint32_t pid)
 	jt_jittab_free(&p->perfmap);
 	p->jit_evicted = true;
 }
+
+const char *jt_proc_comm(const struct jt_proc *p, uint32_t pid)
+{
+	if (p && p->comm[0])
+		return p->comm;
+	return pid ? "?" : "swapper";
+}

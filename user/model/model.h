@@ -102,6 +102,11 @@ void jt_model_free(struct jt_model *m);
 void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len);
 struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid);
 #define JT_REAP_NS 1000000000ULL
+/*
+ * What perf calls a sample's process: its comm, "swapper" for the idle
+ * task (pid 0), which never execs; "?" when the recording never named it.
+ */
+const char *jt_proc_comm(const struct jt_proc *p, uint32_t pid);
 /* Free the processes that exited more than JT_REAP_NS before now. */
 void jt_model_reap(struct jt_model *m, uint64_t now);
 /* The i-th process held, oldest first: O(n), for tests. */

@@ -608,7 +608,7 @@ static int prepare(struct recorder *r)
 	int err = 0;
 
 	if (r->o.all)
-		jt_snapshot_all(getpid(), jt_mono_ns(), emit_synth, r);
+		jt_snapshot_all(jt_mono_ns(), emit_synth, r);
 	else if (r->o.pid)
 		err = jt_snapshot_pid(r->o.pid, jt_mono_ns(), emit_synth, r);
 	if (err == -ENOENT)

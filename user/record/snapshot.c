@@ -156,7 +156,7 @@ int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx)
 	return err;
 }
 
-int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx)
+int jt_snapshot_all(uint64_t now, jt_emit_fn emit, void *ctx)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -170,7 +170,7 @@ int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		if (pid != self && !jt_snapshot_pid(pid, now, emit, ctx))
+		if (!jt_snapshot_pid(pid, now, emit, ctx))
 			n++;
 	}
 	closedir(d);

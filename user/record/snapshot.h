@@ -19,7 +19,11 @@ int jt_snapshot_pid(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
  * BPF lookup found mmap_lock busy, the VMAs it could not read.
  */
 int jt_snapshot_vmas(pid_t pid, uint64_t now, jt_emit_fn emit, void *ctx);
-/* Every process but self; returns how many were snapshotted. */
-int jt_snapshot_all(pid_t self, uint64_t now, jt_emit_fn emit, void *ctx);
+/*
+ * Every process, the recorder's own too: BPF never traces it (its own
+ * mmaps would feed back), but perf samples it, and this names its
+ * samples. Returns how many were snapshotted.
+ */
+int jt_snapshot_all(uint64_t now, jt_emit_fn emit, void *ctx);
 
 #endif

@@ -341,8 +341,8 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	    jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
 		return;
 	p = jt_model_find(m, smp.pid);
-	k.comm = jt_intern(&r->strs, p && p->comm[0] ? p->comm : "?",
-			   strlen(p && p->comm[0] ? p->comm : "?"));
+	k.comm = jt_intern(&r->strs, jt_proc_comm(p, smp.pid),
+			   strlen(jt_proc_comm(p, smp.pid)));
 	if ((r->pid && smp.pid != r->pid) ||
 	    (r->comm && strcmp(r->comm, k.comm)))
 		return;

@@ -25,9 +25,8 @@ static void text_head(struct jt_model *m, const char *type, uint64_t time,
 	struct jt_proc *p = jt_model_find(m, pid);
 	char t[32];
 
-	printf("%16s %7u/%-7u [%03u] %s: %-9s",
-	       p && p->comm[0] ? jt_tx(p->comm) : "?", pid, tid, cpu,
-	       jt_time_str(time, t), type);
+	printf("%16s %7u/%-7u [%03u] %s: %-9s", jt_tx(jt_proc_comm(p, pid)),
+	       pid, tid, cpu, jt_time_str(time, t), type);
 	/* In a PID namespace: the pid the process knows itself by. */
 	if (p && p->nspid && p->nspid != pid)
 		printf(" [ns pid %u]", p->nspid);
@@ -278,7 +277,7 @@ static void fold(struct script_ctx *c, struct jt_model *m,
 
 	if (!f)
 		return;
-	fprintf(f, "%s", p && p->comm[0] ? jt_tx(p->comm) : "?");
+	fprintf(f, "%s", jt_tx(jt_proc_comm(p, pid)));
 	for (i = y->nframes; i-- > 0;)
 		fprintf(f, ";%s",
 			jt_tx(jt_symres_name(&y->frames[i], name,
