@@ -306,7 +306,11 @@ def test_doctor_reports_every_hook():
     rec, data = record(["true"], ["--cow"])
     got = probes_line(rec.stderr)
     assert {h: got[h] for h in HOOKS} == tiers, (got, tiers)
-    assert got["exec-snapshot"] in ("iterator", "anchors")
+    assert got["exec-snapshot"] in ("iterator", "anchors", "list")
+    # Which build of the programs loaded, as doctor says (kernels before
+    # 5.17 take the legacy one): in the recording's header too.
+    want = re.search(r"^  programs +(current|legacy) ", p.stdout, re.M).group(1)
+    assert got["programs"] == want, got
     report = run([JT, "report", "-i", data]).stdout
     assert report.startswith("# probes (kernel " + os.uname().release + "): " +
                              " ".join(f"{h}={tiers[h]}" for h in HOOKS))

@@ -622,8 +622,9 @@ void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%s=%s", h ? " " : "",
 			      jt_hook_names[h], jt_tier_name(p->tier[h]));
 	if (n < len)
-		snprintf(buf + n, len - n, " exec-snapshot=%s",
-			 jt_probes_snapshot(p));
+		snprintf(buf + n, len - n, " exec-snapshot=%s programs=%s",
+			 jt_probes_snapshot(p),
+			 p->legacy ? "legacy" : "current");
 }
 
 const char *jt_probes_snapshot(const struct jt_probes *p)
