@@ -44,6 +44,9 @@ QSORT_TAIL = ["qsort_r", "sort_many"] + LIBC_START
 
 
 def qsort_right(u):
+    # sort_many's own work between sorts: the chain below qsort_r.
+    if [re.sub(r"\.constprop\.\d+$", "", n) for n in u] == QSORT_TAIL[1:]:
+        return True
     # cmp, called by libc's merge sort as deep as it recursed, or memcpy,
     # which msort calls through libc's own PLT (an IRELATIVE slot).
     inner = u[:-len(QSORT_TAIL)]
@@ -130,12 +133,14 @@ def test_c_through_libc_qsort():
     data = record_g([os.path.join(WL, "nofp"), "qsort", "1"])
     share(data, "qsort")
     # libc's DWARF (libc6-dbg) says qsort_r inlined msort_with_tmp at the
-    # call: a frame of its own at the same address, as perf shows it.
+    # call: a frame of its own at the same address, as perf shows it. A
+    # stack still sorting has msort below it; one in the free() qsort_r
+    # calls at its end has not, and no inlined frame either.
     seen = 0
     for e in script(data):
         fr = e.get("frames", [])
         i = next((k for k, f in enumerate(fr) if f["name"] == "qsort_r"), None)
-        if i:
+        if i and any(f["name"].startswith("msort_with_tmp.part") for f in fr[:i]):
             assert fr[i - 1]["name"] == "msort_with_tmp" and fr[i - 1].get("inlined"), fr[i - 1]
             assert fr[i - 1]["ip"] == fr[i]["ip"] and not fr[i].get("inlined")
             seen += 1
