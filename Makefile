@@ -222,4 +222,4 @@ format:
 clean:
 	rm -rf $(OUT)
 
--include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+-include $(shell find $(OUT) -path $(OUT)/vm -prune -o -name '*.d' -type f -print 2>/dev/null)

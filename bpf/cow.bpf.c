@@ -54,6 +54,7 @@ static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
 	return 0;
 }
 
+#ifdef JT_HAVE_FAULT_TRACEPOINTS
 /*
  * A raw tracepoint: no trace record is built for each fault, and it
  * detaches without a synchronous RCU wait.
@@ -88,5 +89,7 @@ int BPF_PROG(jt_kfault, unsigned long address, struct pt_regs *regs,
 	user = jt_task_regs(jt_current());
 	return emit_fault(address, error_code, JT_REGS_IP(user), 0);
 }
+
+#endif /* JT_HAVE_FAULT_TRACEPOINTS: x86 */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -19,6 +19,8 @@
 
 /* Arity of mprotect_fixup on this kernel (6 before 6.2, then 7). */
 const volatile __u32 mprotect_fixup_argc = 7;
+/* Probed as a clone without its pkey argument (jt_kfn_target). */
+const volatile __u32 mprotect_no_pkey;
 
 struct kcall {
 	__u64 args[6];
@@ -210,7 +212,8 @@ static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
 	c->args[0] = k->a[0];
 	c->args[1] = k->a[1];
 	c->args[2] = k->a[2];
-	c->args[3] = (__u64)(__s64)(int)k->a[3]; /* -1: plain mprotect */
+	/* -1: plain mprotect */
+	c->args[3] = mprotect_no_pkey ? (__u64)-1 : (__u64)(__s64)(int)k->a[3];
 	return 0;
 }
 

@@ -42,6 +42,12 @@ int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
  */
 #define AT_BASE 7
 #define SNAP_MAX 64 /* VMAs per exec; a dynamic PIE program has ~20 */
+/*
+ * Pages looked past a gap for a file's next segment: arm64 links with
+ * 64 KiB segment alignment, so text and data lie up to two alignments
+ * apart (mapops: 29 pages; ld.so: 23).
+ */
+#define SNAP_BRIDGE_PAGES 40
 #define AUXV_LEN 56
 
 struct snap_walk {
@@ -51,7 +57,8 @@ struct snap_walk {
 	__u64 addr;	      /* next address to look up */
 	__u64 seen[SNAP_MAX]; /* starts emitted, to skip a run met twice */
 	__u32 nseen;
-	int dir; /* 1: forward from addr, -1: backward */
+	int dir;      /* 1: forward from addr, -1: backward */
+	__u32 bridge; /* pages looked at past the last VMA */
 	bool found;
 	struct vma_ctx c;
 };
@@ -150,30 +157,53 @@ static void snap_emit(struct snap_walk *w)
 	snap_out(w);
 }
 
-/* One VMA of the run per call; stops at a gap. */
+/*
+ * Past a file's VMA going up, a gap may only be the ELF alignment
+ * between its segments: look a bounded way on for that file's next one.
+ */
+static long snap_bridge(struct snap_walk *w)
+{
+	if (w->dir < 0 || !w->c.file || w->bridge >= SNAP_BRIDGE_PAGES)
+		return 1;
+	w->bridge++;
+	w->addr += JT_PAGE_SIZE;
+	return 0;
+}
+
+/* One VMA of the run, or one page of a gap, per call. */
 static long snap_step(__u64 i, void *data)
 {
 	struct snap_walk *w = snap_walk();
 	struct vma_ctx c = {};
 
-	if (!w || !w->addr || !find_vma(w->addr, &c) || !c.vma.end)
+	if (!w || !w->addr || !find_vma(w->addr, &c))
 		return 1;
+	if (!c.vma.end)
+		return snap_bridge(w);
+	if (w->bridge && c.file != w->c.file)
+		return 1; /* across a gap, only the same file continues */
+	w->bridge = 0;
 	w->c = c;
 	snap_emit(w);
 	w->addr = w->dir > 0 ? w->c.vma.end : w->c.vma.start - 1;
 	return 0;
 }
 
+static __always_inline void snap_dir(struct snap_walk *w, __u64 anchor, int dir)
+{
+	__builtin_memset(&w->c, 0, sizeof(w->c));
+	w->bridge = 0;
+	w->dir = dir;
+	w->addr = anchor;
+	bpf_loop(SNAP_MAX + SNAP_BRIDGE_PAGES, snap_step, NULL, 0);
+}
+
 static __always_inline void snap_run(struct snap_walk *w, __u64 anchor)
 {
 	if (!anchor)
 		return;
-	w->dir = -1;
-	w->addr = anchor;
-	bpf_loop(SNAP_MAX, snap_step, NULL, 0);
-	w->dir = 1;
-	w->addr = anchor;
-	bpf_loop(SNAP_MAX, snap_step, NULL, 0);
+	snap_dir(w, anchor, -1);
+	snap_dir(w, anchor, 1);
 }
 
 /* The interpreter's load address, from the auxv execve built. */

@@ -8,7 +8,7 @@ res=$1 build=$2
 shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 echo 0 >/proc/sys/kernel/randomize_va_space
-uname -r >"$res/kernel"
+uname -r >"$res/uname-r"
 "$build/jittrace" doctor >"$res/doctor.txt" 2>&1
 echo $? >"$res/doctor.rc"
 for t in "$@"; do

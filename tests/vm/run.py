@@ -15,8 +15,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("JT_BUILD", os.path.join(ROOT, "build"))
 JT = os.path.join(BUILD, "jittrace")
+# An arm64 guest runs the arm64 build; the host reads its recordings with
+# its own. The guest sees only the project, so the build lies inside it.
+ARM64_BUILD = os.environ.get("JT_BUILD_ARM64", os.path.join(ROOT, "build-arm64"))
 TIERS = ["tracepoint", "fentry", "kprobe"]
-KERNEL_TIERS = TIERS[1:]
+# "kernel": fentry where a hook can have it, else kprobes (arm64 6.1
+# keeps only a clone of do_mprotect_pkey, which fentry cannot attach to).
+KERNEL_TIERS = ["fentry", "kernel", "kprobe"]
 # One test or more of each end-to-end suite: foundation, attribution, COW.
 TESTS = ["test_mapops", "test_fork_exec_tree", "test_jit_pages_stay",
          "test_adjacent_pages_jitdump_only", "test_address_reuse_perfmap_only",
@@ -42,15 +47,19 @@ def sh(args, **kw):
 
 
 def have_qemu():
-    if shutil.which("qemu-system-x86_64") and shutil.which("busybox"):
+    need = ["qemu-system-x86_64", "busybox"]
+    if any(k[5] == "arm64" for k in kernels()):
+        need += ["qemu-system-aarch64", "mmdebstrap"]
+    if all(shutil.which(c) for c in need):
         return True
     if os.geteuid() != 0:
         return False
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     sh(["apt-get", "update", "-qq"], env=env)
     sh(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
-        "qemu-system-x86", "busybox-static", "xz-utils"], env=env)
-    return bool(shutil.which("qemu-system-x86_64") and shutil.which("busybox"))
+        "qemu-system-x86", "qemu-system-arm", "mmdebstrap", "busybox-static",
+        "xz-utils"], env=env)
+    return all(shutil.which(c) for c in need)
 
 
 def kernels():
@@ -64,7 +73,8 @@ def kernels():
                 tiers = opt["tiers"].split(",") if "tiers" in opt else TIERS
                 if tests and "extra" in opt:
                     tests = tests + opt["extra"].split(",")
-                yield f[0], f[1], tests, opt.get("suite", ""), tiers
+                yield f[0], f[1], tests, opt.get("suite", ""), tiers, \
+                    opt.get("arch", "x86")
 
 
 def jt_json(*args):
@@ -215,7 +225,7 @@ def check_doctor(name, res, tests):
     as old. doctor exits non-zero exactly when record cannot load, and
     then each hook names what it lacks."""
     try:
-        kernel = version(open(os.path.join(res, "kernel")).read())
+        kernel = version(open(os.path.join(res, "uname-r")).read())
         rc = int(open(os.path.join(res, "doctor.rc")).read())
         text = open(os.path.join(res, "doctor.txt")).read()
         feats = re.findall(r"^  (.+?)\s+(ok|MISSING)\s+Linux (\d+\.\d+) and later$",
@@ -241,10 +251,30 @@ def check_doctor(name, res, tests):
         report("FAIL", f"{name}:doctor", str(e)[-600:])
 
 
-def run_kernel(name, pkg, tests, suite, tiers):
+def cross_build(name):
+    """The arm64 build, with its workloads, where the guest can see it."""
+    if not os.path.realpath(ARM64_BUILD).startswith(os.path.realpath(ROOT) + "/"):
+        report("FAIL", name, f"{ARM64_BUILD} is outside the project the guest mounts")
+        return None
+    if not shutil.which("aarch64-linux-gnu-gcc"):
+        report("SKIP", name, "SKIPPED LOUDLY: no aarch64-linux-gnu-gcc "
+               "(scripts/install-deps.sh --arm64): the arm64 guest was not run")
+        return None
+    p = sh(["make", "-C", ROOT, "ARCH=arm64", f"OUT={ARM64_BUILD}", "-j2", "all"],
+           timeout=1800)
+    if p.returncode:
+        report("FAIL", name, "make ARCH=arm64: " + (p.stdout + p.stderr)[-1500:])
+        return None
+    return ARM64_BUILD
+
+
+def run_kernel(name, pkg, tests, suite, tiers, arch):
     d = os.path.join(BUILD, "vm", name)
     t0 = time.time()
-    p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d, suite])
+    guest_build = BUILD if arch == "x86" else cross_build(name)
+    if not guest_build:
+        return
+    p = sh(["sh", os.path.join(HERE, "vm.sh"), "prepare", pkg, d, suite, arch])
     if p.returncode:
         report("SKIP", name, f"SKIPPED: cannot fetch kernel {pkg}: {p.stderr.strip()}")
         return
@@ -258,11 +288,11 @@ def run_kernel(name, pkg, tests, suite, tiers):
         os.makedirs(res)
         with open(os.path.join(res, "cmd.sh"), "w") as f:
             f.write(f'JT_VM_TESTS="{" ".join(tests)}" sh {HERE}/guest.sh {res} '
-                    f'{BUILD} {" ".join(tiers if tests else [])}\n')
+                    f'{guest_build} {" ".join(tiers if tests else [])}\n')
         p = sh(["sh", os.path.join(HERE, "vm.sh"), "run", d, res, "1200"])
     t2 = time.time()
-    kernel = open(os.path.join(res, "kernel")).read().strip() \
-        if os.path.exists(os.path.join(res, "kernel")) else "?"
+    kernel = open(os.path.join(res, "uname-r")).read().strip() \
+        if os.path.exists(os.path.join(res, "uname-r")) else "?"
     print(f"# {name}: kernel {kernel}, prepare {t1 - t0:.0f} s, "
           f"boot and suites {t2 - t1:.0f} s", flush=True)
     if p.returncode and not os.path.exists(os.path.join(res, "rc")):
@@ -280,14 +310,15 @@ def main():
         print(f"vm: {JT} missing: build first", file=sys.stderr)
         return 2
     if not have_qemu():
-        report("SKIP", "all", "SKIPPED LOUDLY: qemu-system-x86_64 and busybox "
+        report("SKIP", "all", "SKIPPED LOUDLY: qemu-system-x86_64, qemu-system-aarch64, "
+               "mmdebstrap or busybox "
                "could not be installed: the kernel tier was not tested")
     else:
         # JT_VM_ONLY=NAME: boot only that kernel of kernels.txt.
         only = os.environ.get("JT_VM_ONLY")
-        for name, pkg, tests, suite, tiers in kernels():
+        for name, pkg, tests, suite, tiers, arch in kernels():
             if not only or name == only:
-                run_kernel(name, pkg, tests, suite, tiers)
+                run_kernel(name, pkg, tests, suite, tiers, arch)
     print(f"vm: {results['passed']} passed, {results['failed']} failed, "
           f"{results['skipped']} skipped")
     return 1 if results["failed"] else 0

@@ -2,13 +2,16 @@
 # Boot a stock distribution kernel under qemu to run jittrace's tests on
 # it. The kernel package is unpacked into the build tree, never installed.
 #
-#   vm.sh prepare PACKAGE DIR [SUITE]
+#   vm.sh prepare PACKAGE DIR [SUITE] [ARCH]
 #                               fetch (from Debian's SUITE, if given),
-#                               unpack, decompress, build initramfs
+#                               unpack, decompress, build initramfs; for
+#                               a foreign ARCH (arm64), also its root
+#                               filesystem, from Debian's packages
 #   vm.sh run DIR RESULTS [SECS] boot DIR's kernel; the guest runs
 #                               RESULTS/cmd.sh as root in a chroot of the
-#                               host's / (read only; RESULTS and /tmp are
-#                               writable) and leaves RESULTS/out.log, rc
+#                               host's / or DIR's root filesystem (read
+#                               only; RESULTS and /tmp are writable) and
+#                               leaves RESULTS/out.log, rc
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -33,6 +36,36 @@ apt_for() {
 	[ -n "$(find "$a/lists" -name '*Packages*' -mtime -1 2>/dev/null)" ] ||
 		apt-get $APT update >/dev/null 2>&1 ||
 		{ echo "vm.sh: apt-get update for $1 failed" >&2; return 1; }
+}
+
+# An arm64 guest cannot use the host's /: its root filesystem is Debian
+# 12's arm64 packages, extracted (not configured, so no emulator runs on
+# the host) by mmdebstrap. It holds what the end-to-end tests run: python3,
+# a shell and its tools, jittrace's libraries, and busybox for the
+# initramfs. The project and results are mounted into it as on x86.
+ROOTFS_PKGS="libc6 libc-bin dash bash coreutils grep sed findutils gawk \
+util-linux procps binutils file python3 busybox-static base-passwd \
+libbpf1 libelf1 zlib1g libdw1 libprotobuf-c1 libmicrohttpd12 libcurl4 \
+libstdc++6 libc6-dbg"
+
+rootfs() {
+	arch=$1 fs=$2
+	key="bookworm $arch $ROOTFS_PKGS"
+	[ -f "$fs.ready" ] && [ "$(cat "$fs.ready")" = "$key" ] && return 0
+	command -v mmdebstrap >/dev/null ||
+		{ echo "vm.sh: mmdebstrap is needed for the $arch root filesystem" >&2; return 1; }
+	rm -rf "$fs" "$fs.ready"
+	mmdebstrap --quiet --variant=extract --architectures="$arch" \
+		--include="$(echo $ROOTFS_PKGS | tr ' ' ,)" bookworm "$fs" \
+		http://deb.debian.org/debian >"$fs.log" 2>&1 ||
+		{ echo "vm.sh: mmdebstrap failed: $(tail -3 "$fs.log")" >&2; return 1; }
+	# What maintainer scripts would have made: mount points, /bin/sh,
+	# the users and groups.
+	mkdir -p "$fs/proc" "$fs/sys" "$fs/dev" "$fs/run" "$fs/tmp" "$fs/root"
+	[ -e "$fs/bin/sh" ] || ln -s dash "$fs/bin/sh"
+	cp "$fs/usr/share/base-passwd/passwd.master" "$fs/etc/passwd"
+	cp "$fs/usr/share/base-passwd/group.master" "$fs/etc/group"
+	echo "$key" >"$fs.ready"
 }
 
 # The concrete package behind a metapackage such as linux-image-amd64, or
@@ -88,24 +121,39 @@ for m in (b"\xfd7zXZ\0", b"\x28\xb5\x2f\xfd", b"\x1f\x8b\x08\0"):
 prepare() {
 	mkdir -p "$(dirname "$2")"
 	apt_for "$3" "$(cd "$(dirname "$2")" && pwd)" || return 1
-	pkg=$(concrete "$1") dir=$2
+	pkg=$(concrete "$1") dir=$2 arch=${4:-x86}
 	[ -n "$pkg" ] || { echo "vm.sh: no package matches $1" >&2; return 1; }
+	busybox=/bin/busybox
+	if [ "$arch" != x86 ]; then
+		rootfs "$arch" "$(dirname "$dir")/rootfs-$arch" || return 1
+		busybox=$(dirname "$dir")/rootfs-$arch/bin/busybox
+	fi
 	# The initramfs holds init.sh: a new one makes a new cache key.
-	key="$pkg $(cksum <"$here/init.sh")"
+	key="$pkg $arch $(cksum <"$here/init.sh")"
 	[ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$key" ] && return 0
 	rm -rf "$dir" && mkdir -p "$dir/initrd/modules" "$dir/initrd/bin"
 	(cd "$dir" && apt-get $APT download "$pkg" >/dev/null 2>&1) ||
 		{ echo "vm.sh: apt-get download $pkg failed" >&2; return 1; }
 	dpkg-deb -x "$dir"/*.deb "$dir/pkg"
 	rm -f "$dir"/*.deb
-	decompress "$dir"/pkg/boot/vmlinuz-* >"$dir/vmlinux"
-	[ "$(head -c 4 "$dir/vmlinux" | tail -c 3)" = ELF ] ||
-		{ echo "vm.sh: cannot decompress the kernel image" >&2; return 1; }
+	# x86: the ELF inside bzImage. arm64: Debian's vmlinuz is the Image
+	# itself (an EFI stub), which says ARMd at byte 56.
+	if [ "$arch" = x86 ]; then
+		decompress "$dir"/pkg/boot/vmlinuz-* >"$dir/vmlinux"
+		magic=$(head -c 4 "$dir/vmlinux" | tail -c 3)
+	else
+		cp "$dir"/pkg/boot/vmlinuz-* "$dir/vmlinux"
+		magic=$(tail -c +57 "$dir/vmlinux" | head -c 4)
+	fi
+	case $arch.$magic in x86.ELF | arm64.ARMd) ;; *)
+		echo "vm.sh: cannot decompress the kernel image" >&2; return 1 ;;
+	esac
+	echo "$arch" >"$dir/arch"
 	moddir=$(echo "$dir"/pkg/lib/modules/*)
 	basename "$moddir" >"$dir/release"
 	for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
 	cp "$dir/modules.order" "$dir/initrd/modules.order"
-	cp /bin/busybox "$dir/initrd/bin/busybox"
+	cp "$busybox" "$dir/initrd/bin/busybox"
 	cp "$here/init.sh" "$dir/initrd/init"
 	chmod +x "$dir/initrd/init"
 	mkdir -p "$dir/initrd/proc" "$dir/initrd/sys" "$dir/initrd/dev" \
@@ -120,13 +168,28 @@ prepare() {
 qemu() {
 	dir=$1 res=$2 secs=$3 accel=$4
 	rm -f "$res/rc" "$res/out.log"
-	cpu=max
-	[ "$accel" = kvm ] && cpu=host
-	timeout "$secs" qemu-system-x86_64 -M q35 -accel "$accel" \
-		-cpu $cpu -m 1024 -smp 2 -nographic -no-reboot -nodefaults \
+	fs=/
+	case $(cat "$dir/arch" 2>/dev/null || echo x86) in
+	arm64)
+		fs=$(dirname "$dir")/rootfs-arm64
+		# The project's path, where the guest mounts it, on a root
+		# that is read only there.
+		mkdir -p "$fs$root"
+		# pauth-impdef: QEMU's own pointer-authentication hash; the
+		# architected one costs TCG much more.
+		set -- qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on \
+			-accel "$accel" -append \
+			"console=ttyAMA0 quiet panic=-1 jt.results=$res jt.project=$root" ;;
+	*)
+		cpu=max
+		[ "$accel" = kvm ] && cpu=host
+		set -- qemu-system-x86_64 -M q35 -cpu $cpu -accel "$accel" -append \
+			"console=ttyS0 quiet panic=-1 jt.results=$res jt.project=$root" ;;
+	esac
+	timeout "$secs" "$@" \
+		-m 1024 -smp 2 -nographic -no-reboot -nodefaults \
 		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 jt.results=$res jt.project=$root" \
-		-fsdev local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap \
+		-fsdev local,id=hr,path="$fs",security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hr,mount_tag=hostroot \
 		-fsdev local,id=pr,path="$root",security_model=none,readonly=on \
 		-device virtio-9p-pci,fsdev=pr,mount_tag=project \
@@ -144,7 +207,7 @@ accel() {
 	dir=$1
 	if [ ! -f "$dir/accel" ]; then
 		echo tcg,thread=single >"$dir/accel"
-		if [ -w /dev/kvm ]; then
+		if [ -w /dev/kvm ] && [ "$(cat "$dir/arch")" = x86 ]; then
 			probe=$(mktemp -d)
 			echo true >"$probe/cmd.sh"
 			qemu "$dir" "$probe" 20 kvm
@@ -172,5 +235,5 @@ shift
 case $cmd in
 prepare) prepare "$@" ;;
 run) run "$@" ;;
-*) echo "usage: vm.sh prepare PACKAGE DIR [SUITE] | run DIR RESULTS [SECS]" >&2; exit 2 ;;
+*) echo "usage: vm.sh prepare PACKAGE DIR [SUITE] [ARCH] | run DIR RESULTS [SECS]" >&2; exit 2 ;;
 esac

@@ -19,12 +19,14 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "jitcode.h"
+
 static void jitdump(const char *dir)
 {
 	struct {
 		uint32_t magic, version, size, mach, pad, pid;
 		uint64_t time, flags;
-	} h = { 0x4A695444, 1, 40, 62, 0, getpid(), 1, 0 };
+	} h = { 0x4A695444, 1, 40, JIT_ELF_MACH, 0, getpid(), 1, 0 };
 	struct {
 		uint32_t id, size;
 		uint64_t time;

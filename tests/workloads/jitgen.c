@@ -34,21 +34,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jitcode.h"
+
 #define PAGE 4096
-#define CODE_SIZE 16
+#define CODE_SIZE JIT_CODE_MAX
 
 static FILE *dump, *pmap;
 static uint64_t code_index;
 
-/* mov $N,%eax; dec %eax; jnz -4; ret: N picks how long a call runs. */
 static void emit_body(unsigned char *p, uint32_t n)
 {
-	static const unsigned char body[] = { 0xb8, 0,	  0,	0,    0,
-					      0xff, 0xc8, 0x75, 0xfc, 0xc3 };
-
-	memcpy(p, body, sizeof(body));
-	memcpy(p + 1, &n, 4);
-	memset(p + sizeof(body), 0xcc, CODE_SIZE - sizeof(body));
+	jit_flush(p, jit_emit_loop(p, n));
 }
 
 static uint64_t now_ns(void)
@@ -71,7 +67,7 @@ static void jitdump_open(const char *dir, int marker)
 	struct {
 		uint32_t magic, version, total_size, elf_mach, pad1, pid;
 		uint64_t timestamp, flags;
-	} h = { 0x4A695444, 1, 40, 62, 0, getpid(), now_ns(), 0 };
+	} h = { 0x4A695444, 1, 40, JIT_ELF_MACH, 0, getpid(), now_ns(), 0 };
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, getpid());
@@ -346,6 +342,7 @@ static void move(int n, double secs)
 		run(name, a, secs / n / 2);
 		checkpoint(i + 1);
 		memcpy(b, a, CODE_SIZE);
+		jit_flush(b, CODE_SIZE);
 		make_exec(b);
 		record_move(name, a, b);
 		munmap(a, PAGE);

@@ -16,15 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGE 4096
+#include "jitcode.h"
 
-/* x86-64: a loop of 20000 decrements, then ret; long enough to sample. */
-static const unsigned char body[] = {
-	0xb8, 0x20, 0x4e, 0x00, 0x00, /* mov $20000, %eax */
-	0xff, 0xc8,		      /* dec %eax */
-	0x75, 0xfc,		      /* jnz -4 */
-	0xc3,			      /* ret */
-};
+#define PAGE 4096
 
 static double cpu_time(void)
 {
@@ -64,7 +58,8 @@ int main(int argc, char **argv)
 
 		if (p == MAP_FAILED)
 			return 1;
-		memcpy(p, body, sizeof(body));
+		/* long enough to sample */
+		jit_flush(p, jit_emit_loop((unsigned char *)p, 20000));
 		if (mprotect(p, PAGE, PROT_READ | PROT_EXEC))
 			return 1;
 		fn[i] = (void (*)(void))p;

@@ -475,8 +475,9 @@ int jt_chain_unwind(struct jt_syms *y, struct jt_model *m,
 	struct jt_uw_stack st;
 	struct uw_ctx c = { y, jt_model_find(m, smp->pid) };
 
-	*end = JT_UW_END_NOREGS;
-	if (!(y->s->sample_type & PERF_SAMPLE_REGS_USER) ||
+	*end = y->s->foreign_arch ? JT_UW_END_ARCH : JT_UW_END_NOREGS;
+	if (y->s->foreign_arch ||
+	    !(y->s->sample_type & PERF_SAMPLE_REGS_USER) ||
 	    jt_perf_sample_user(smp, y->s->sample_type, y->s->regs_user, &u) ||
 	    !sample_regs(&u, &regs))
 		return 0;

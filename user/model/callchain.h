@@ -24,7 +24,7 @@ struct jt_syms;
 
 struct jt_chain_stats {
 	uint64_t unwound; /* samples with registers and stack, as named last */
-	uint64_t end[JT_UW_END_NOREGS + 1]; /* why each stopped */
+	uint64_t end[JT_UW_END_MAX + 1]; /* why each stopped */
 };
 
 struct jt_chains {

@@ -138,6 +138,8 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	if (jt_stream_meta(s, "perf.sample_regs_user"))
 		s->regs_user = strtoull(
 			jt_stream_meta(s, "perf.sample_regs_user"), NULL, 0);
+	s->foreign_arch = jt_stream_meta(s, "machine") &&
+			  strcmp(jt_stream_meta(s, "machine"), JT_UW_UNAME);
 	if (jt_stream_meta(s, "tsc.mult")) {
 		s->tsc.zero =
 			strtoull(jt_stream_meta(s, "tsc.zero") ?: "0", NULL, 0);
@@ -163,8 +165,9 @@ static bool whole_stack(struct jt_stream *s, const struct jt_rec *r,
 	size_t olen;
 
 	if (!s->deltas_ready) {
-		jt_stackdelta_init(&s->deltas, s->sample_type, s->regs_user,
-				   JT_UW_PERF_SP);
+		jt_stackdelta_init(
+			&s->deltas, s->sample_type, s->regs_user,
+			jt_uw_perf_sp_of(jt_stream_meta(s, "machine")));
 		s->deltas_ready = true;
 	}
 	if ((*h)->type == PERF_RECORD_EXIT && *len >= sizeof(**h) + 16)

@@ -127,7 +127,9 @@ struct jt_stream {
 	size_t nmeta;
 	size_t meta_cap;
 	uint64_t sample_type;
-	uint64_t regs_user;	 /* perf.sample_regs_user: which registers */
+	uint64_t regs_user; /* perf.sample_regs_user: which registers */
+	/* machine= names another architecture than this build's */
+	bool foreign_arch;
 	struct jt_lost_rec lost; /* the last one in the file */
 	struct jt_finish_rec finish;
 	int finished;	    /* a FINISH record was read */

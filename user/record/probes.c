@@ -186,7 +186,7 @@ static int jt_probe_kernel_fn(const char *fn)
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = BPF_TRACE_FENTRY);
 	struct btf *btf = jt_vmlinux_btf();
-	int id, fd;
+	int id, fd, link, err;
 
 	if (refused)
 		return refused;
@@ -201,8 +201,16 @@ static int jt_probe_kernel_fn(const char *fn)
 			refused = -EPERM;
 		return -errno;
 	}
+	/*
+	 * A kernel can verify fentry programs and still not attach them:
+	 * arm64 before 6.4 has no ftrace direct calls for the trampoline.
+	 */
+	link = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
+	err = link < 0 ? -errno : 0;
+	if (link >= 0)
+		close(link);
 	close(fd);
-	return 0;
+	return err;
 }
 
 /*
@@ -211,11 +219,15 @@ static int jt_probe_kernel_fn(const char *fn)
  * do_fault), and a kprobe by such a name is refused (EADDRNOTAVAIL).
  */
 #define KSYM_MAX 4
+/* The kernel's own ENOTSUPP, which no libc names. */
+#define ENOTSUPP_KERNEL 524
 
 struct ksym_addrs {
 	const char *fn;
 	int n;
 	unsigned long long a[KSYM_MAX];
+	/* fn.constprop.0, fn.isra.0: GCC's clone, where fn itself is gone */
+	char clone[64];
 };
 
 /* The hooks' functions, and __do_fault (jt_kfn_target). */
@@ -244,6 +256,12 @@ static void read_kallsyms(void)
 		    strchr(line, '['))
 			continue;
 		for (i = 0; i < n; i++) {
+			size_t len = strlen(ksyms[i].fn);
+
+			if (!strncmp(name, ksyms[i].fn, len) &&
+			    name[len] == '.' && !ksyms[i].clone[0] &&
+			    strlen(name) < sizeof(ksyms[i].clone))
+				strcpy(ksyms[i].clone, name);
 			if (strcmp(name, ksyms[i].fn))
 				continue;
 			if (ksyms[i].n < KSYM_MAX)
@@ -284,7 +302,8 @@ static const char *sibling_of(const char *fn)
  * the IOMMU driver's, megabytes away from mm/memory.c (its BTF still
  * describes mm's). There the COW hook takes __do_fault, which every
  * fault that reads a file page passes through (do_cow_fault's among
- * them), with the same argument.
+ * them), with the same argument. Where GCC left only a clone of fn
+ * (arm64's do_mprotect_pkey.constprop.0), the clone.
  */
 #define SAME_FILE_BYTES (1ULL << 20)
 
@@ -303,6 +322,9 @@ const char *jt_kfn_target(const char *fn)
 	for (i = 0; i < (int)(sizeof(sys) / sizeof(sys[0])); i++)
 		if (!strcmp(fn, sys[i][0]))
 			return sys[i][1];
+	k = ksym(fn);
+	if (k && !k->n && k->clone[0])
+		return k->clone;
 	if (strcmp(fn, "do_fault"))
 		return fn;
 	if (do_fault)
@@ -430,12 +452,14 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 
 		if (!err)
 			continue;
-		n += snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
-			      "%s%s/%s: %s%s", n ? "; " : "", how,
-			      jt_kfn_target(fn),
-			      err == -EOPNOTSUPP ? "no kprobes in this kernel" :
-						   strerror(-err),
-			      opt ? ", done without" : "");
+		n += snprintf(
+			p->why[h] + n, sizeof(p->why[h]) - n, "%s%s/%s: %s%s",
+			n ? "; " : "", how, jt_kfn_target(fn),
+			err == -EOPNOTSUPP	? "no kprobes in this kernel" :
+			err == -ENOTSUPP_KERNEL ? "the kernel cannot attach "
+						  "BPF trampolines here" :
+						  strerror(-err),
+			opt ? ", done without" : "");
 		if (!opt)
 			return false;
 		p->kskip[h] |= 1 << i;
@@ -463,7 +487,10 @@ static enum jt_tier tracepoints(struct jt_probes *p, int h)
 	if (hooks[h].tp[0])
 		return JT_TIER_TRACEPOINT;
 	snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
-		 "%sno tracepoints for it on this architecture", n ? "; " : "");
+		 "%sno tracepoint for it on this architecture (the page fault "
+		 "tracepoints are x86's): --tier auto or kprobe takes the "
+		 "kernel tier",
+		 n ? "; " : "");
 	return JT_TIER_NONE;
 }
 
@@ -510,13 +537,29 @@ static struct bpf_program *prog_named(struct bpf_object *obj, const char *fmt,
 	return prog;
 }
 
+/*
+ * A syscall tracepoint this kernel does not have: arm64 6.1 has no
+ * pkey_mprotect (no protection keys), so no sys_exit_pkey_mprotect.
+ */
+static bool tracepoint_missing(struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	char path[256];
+
+	if (strncmp(sec, "tracepoint/", 11))
+		return false;
+	snprintf(path, sizeof(path), TRACEFS "/events/%s", sec + 11);
+	return access(path, F_OK) != 0;
+}
+
 static void set_autoload(struct bpf_object *obj, const char *fmt,
 			 const char *fn, bool on)
 {
 	struct bpf_program *prog = prog_named(obj, fmt, fn);
 
 	if (prog)
-		bpf_program__set_autoload(prog, on);
+		bpf_program__set_autoload(prog,
+					  on && !tracepoint_missing(prog));
 	/* kprobes go by address where a name is ambiguous: attach_kprobes */
 	if (prog && !strncmp(fmt, "jt_k", 4))
 		bpf_program__set_autoattach(prog, false);
@@ -610,6 +653,12 @@ static void select_programs(struct jt_probes *p)
 	i = kernel_fn_argc("mprotect_fixup");
 	if (i > 0)
 		p->skel->rodata->mprotect_fixup_argc = i;
+	/*
+	 * arm64 6.1 has no pkey_mprotect, so GCC clones do_mprotect_pkey
+	 * for its one caller, mprotect, with the constant pkey (-1) gone.
+	 */
+	if (strcmp(jt_kfn_target("do_mprotect_pkey"), "do_mprotect_pkey"))
+		p->skel->rodata->mprotect_no_pkey = 1;
 }
 
 void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
@@ -697,16 +746,23 @@ static int load_exec_snap(struct jt_probes *p)
 	return 0;
 }
 
-static int report_refused(struct jt_probes *p)
+static int report_refused(struct jt_probes *p, enum jt_tier_want want)
 {
+	static const char *const asked[] = {
+		[JT_WANT_AUTO] = "any tier",
+		[JT_WANT_KERNEL] = "the kernel tier",
+		[JT_WANT_FENTRY] = "fentry",
+		[JT_WANT_KPROBE] = "kprobes",
+		[JT_WANT_TRACEPOINT] = "tracepoints",
+	};
 	int h;
 
 	for (h = 0; h < JT_HOOK_MAX; h++)
 		if (p->tier[h] == JT_TIER_NONE && p->why[h][0])
 			fprintf(stderr,
-				"jittrace: --tier: hook %s cannot use the "
-				"kernel tier here: %s\n",
-				jt_hook_names[h], p->why[h]);
+				"jittrace: --tier: hook %s cannot use %s "
+				"here: %s\n",
+				jt_hook_names[h], asked[want], p->why[h]);
 	return -EPERM;
 }
 
@@ -725,7 +781,7 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		return -ENOTSUP;
 	}
 	if (jt_choose_tiers(p, want, cow))
-		return report_refused(p);
+		return report_refused(p, want);
 	p->skel = open_object(p);
 	if (!p->skel)
 		return -errno;

@@ -8,13 +8,15 @@
 #define JT_UNWIND_REGS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__x86_64__)
 #include <asm/perf_regs.h>
 #include <elf.h>
 
 #define JT_UW_MACHINE EM_X86_64
-#define JT_UW_NREGS 17 /* DWARF 0-15 (rax..r15), 16: the return address */
+#define JT_UW_UNAME "x86_64" /* uname -m, the recording's machine= */
+#define JT_UW_NREGS 17	     /* DWARF 0-15 (rax..r15), 16: the return address */
 #define JT_UW_REG_SP 7
 #define JT_UW_REG_FP 6
 #define JT_UW_REG_PC 16
@@ -59,6 +61,7 @@ static inline int jt_uw_dwarf_reg(int p)
  * is laid out as x86-64's: [fp] = caller's fp, [fp + 8] = return address.
  */
 #define JT_UW_MACHINE EM_AARCH64
+#define JT_UW_UNAME "aarch64"
 #define JT_UW_NREGS 33
 #define JT_UW_REG_SP 31
 #define JT_UW_REG_FP 29
@@ -79,5 +82,19 @@ static inline int jt_uw_dwarf_reg(int p)
 #else
 #error "jittrace's unwinder knows x86-64 and arm64"
 #endif
+
+/*
+ * perf's number of the stack pointer on the machine a recording names
+ * (uname -m): a fixed ABI number, so another architecture's recording
+ * still puts its stack copies back together.
+ */
+static inline int jt_uw_perf_sp_of(const char *machine)
+{
+	if (machine && !strcmp(machine, "x86_64"))
+		return 7; /* PERF_REG_X86_SP */
+	if (machine && !strcmp(machine, "aarch64"))
+		return 31; /* PERF_REG_ARM64_SP */
+	return JT_UW_PERF_SP;
+}
 
 #endif

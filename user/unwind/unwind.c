@@ -110,8 +110,14 @@ int jt_unwind(const struct jt_uw_regs *regs, const struct jt_uw_stack *st,
 				       JT_UW_END_NORULE;
 			break;
 		}
-		/* Every caller's frame lies above its callee's. */
-		if (next.r[JT_UW_REG_SP] <= cur.r[JT_UW_REG_SP]) {
+		/*
+		 * Every caller's frame lies above its callee's. An arm64
+		 * leaf function need not have a frame: its return address
+		 * is in the link register, so its caller's sp is its own.
+		 */
+		if (next.r[JT_UW_REG_SP] < cur.r[JT_UW_REG_SP] ||
+		    (next.r[JT_UW_REG_SP] == cur.r[JT_UW_REG_SP] &&
+		     (!leaf || next.r[JT_UW_REG_PC] == pc))) {
 			*end = JT_UW_END_LOOP;
 			break;
 		}
@@ -131,6 +137,7 @@ const char *jt_uw_end_name(enum jt_uw_end e)
 		[JT_UW_END_LOOP] = "loop",
 		[JT_UW_END_DEPTH] = "max-depth",
 		[JT_UW_END_NOREGS] = "no-registers",
+		[JT_UW_END_ARCH] = "other-architecture",
 	};
 
 	return e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";

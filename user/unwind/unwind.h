@@ -63,6 +63,8 @@ enum jt_uw_end {
 	JT_UW_END_LOOP,	     /* the stack pointer stopped growing */
 	JT_UW_END_DEPTH,     /* max frames */
 	JT_UW_END_NOREGS,    /* the sample carries no user registers */
+	JT_UW_END_ARCH,	     /* recorded on another architecture */
+	JT_UW_END_MAX = JT_UW_END_ARCH,
 };
 
 struct jt_uw_frame {

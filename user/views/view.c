@@ -79,20 +79,24 @@ void jt_print_probes(FILE *f, const struct jt_stream *s)
 }
 
 /* --call-graph dwarf: how the unwinding of each sample ended. */
-static void print_stacks(FILE *f, const struct jt_chain_stats *st)
+static void print_stacks(FILE *f, const struct jt_stream *s,
+			 const struct jt_chain_stats *st)
 {
 	int e;
 
 	if (!st->unwound)
 		return;
 	fprintf(f, "# stacks: %llu unwound", (unsigned long long)st->unwound);
-	for (e = 0; e <= JT_UW_END_NOREGS; e++)
+	for (e = 0; e <= JT_UW_END_MAX; e++)
 		if (st->end[e])
 			fprintf(f, ", %llu %s", (unsigned long long)st->end[e],
 				jt_uw_end_name(e));
 	/* Deeper than the copy: a larger --call-graph dwarf,SIZE. */
 	if (st->end[JT_UW_END_TRUNCATED])
 		fprintf(f, " (record with a larger --call-graph dwarf,SIZE)");
+	if (st->end[JT_UW_END_ARCH])
+		fprintf(f, " (recorded on %s: unwind with a build for it)",
+			jt_stream_meta(s, "machine"));
 	fputc('\n', f);
 }
 
@@ -155,5 +159,5 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"# CFI pieces that did not fit (their objects unwind "
 			"from the files, if still there): %llu\n",
 			(unsigned long long)s->cfis.bad);
-	print_stacks(f, &p->syms.chains.st);
+	print_stacks(f, s, &p->syms.chains.st);
 }
