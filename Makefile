@@ -66,7 +66,8 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
 	     $(OUT)/workloads/libjtcow.so $(OUT)/workloads/libjtdata.so
 
-.PHONY: all test test-unit test-e2e test-vm demo bench fuzz install clean format FORCE
+.PHONY: all program man completion deb test test-unit test-e2e test-vm demo bench \
+	fuzz install clean format FORCE
 # The JVMTI agent (jvmti/) builds against a JDK's jvmti.h.
 JDK_INCLUDE ?= $(firstword $(wildcard /usr/lib/jvm/default-java/include \
 		/usr/lib/jvm/java-17-openjdk-amd64/include /usr/lib/jvm/*/include))
@@ -74,11 +75,52 @@ JVMTI_SO := $(OUT)/lib/jittrace/libjittrace-jvmti.so
 
 all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS)
 
+# What make install and the Debian package ship. Man pages and
+# completions come from the binary's own option tables (jittrace __cli),
+# so a cross build (ARCH=arm64) has none.
+MAN_SRCS := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(OUT)/man/%,$(MAN_SRCS))
+COMPLETIONS := $(OUT)/completion/jittrace $(OUT)/completion/_jittrace
+UNIT := $(OUT)/jittrace-agent.service
+SYSTEMD_UNIT_DIR ?= $(if $(filter /usr,$(PREFIX)),/lib,$(PREFIX)/lib)/systemd/system
+program: $(OUT)/jittrace $(JVMTI_SO) man completion $(UNIT)
+man: $(MAN_PAGES)
+completion: $(COMPLETIONS)
+
+$(OUT)/man/%: docs/man/%.scd scripts/man.sh $(OUT)/jittrace
+	@mkdir -p $(@D)
+	sh scripts/man.sh $(OUT)/jittrace $< $@
+
+$(OUT)/completion/jittrace: $(OUT)/jittrace
+	@mkdir -p $(@D)
+	$(OUT)/jittrace __cli bash > $@
+
+$(OUT)/completion/_jittrace: $(OUT)/jittrace
+	@mkdir -p $(@D)
+	$(OUT)/jittrace __cli zsh > $@
+
+# The unit runs the installed binary.
+$(UNIT): packaging/systemd/jittrace-agent.service
+	sed 's|/usr/local/bin/jittrace|$(PREFIX)/bin/jittrace|' $< > $@
+
+# A Debian package (debian/, debhelper) built from a copy of the tree's
+# files in $(OUT)/deb, then checked by lintian.
+deb:
+	rm -rf $(OUT)/deb && mkdir -p $(OUT)/deb/src
+	git ls-files -z --cached --others --exclude-standard | \
+		(cd $(CURDIR) && xargs -0 tar -c --no-recursion) | \
+		tar -x -i -C $(OUT)/deb/src
+	cd $(OUT)/deb/src && DEB_BUILD_OPTIONS="parallel=$$(nproc) nocheck" \
+		dpkg-buildpackage -b -us -uc
+	lintian --fail-on error --info \
+		$(OUT)/deb/*.changes
+
 $(JVMTI_SO): jvmti/jittrace_jvmti.c include/jt_jitdump.h
 	@mkdir -p $(@D)
 	@test -n "$(JDK_INCLUDE)" || { echo "no JDK headers (jvmti.h): apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
-	$(CC) $(filter-out -MMD -MP,$(JT_CFLAGS)) $(CFLAGS) -fPIC -shared \
-		-I$(JDK_INCLUDE) -I$(JDK_INCLUDE)/linux -o $@ $< -lpthread
+	$(CC) $(filter-out -MMD -MP,$(JT_CFLAGS)) $(CPPFLAGS) $(CFLAGS) -fPIC \
+		-shared -I$(JDK_INCLUDE) -I$(JDK_INCLUDE)/linux $(LDFLAGS) -o $@ $< \
+		-lpthread
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -113,13 +155,13 @@ $(GEN)/profile.pb-c.c: third_party/pprof/profile.proto
 $(GEN)/profile.pb-c.h: $(GEN)/profile.pb-c.c
 
 $(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c
-	$(CC) $(filter-out -Werror,$(JT_CFLAGS)) $(CFLAGS) -c $< -o $@
+	$(CC) $(filter-out -Werror,$(JT_CFLAGS)) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The version --version prints: git's description when built from git.
 # Rewritten only when it changes, so a build does not start over for it.
 $(OUT)/version.h: FORCE
 	@mkdir -p $(@D)
-	@v="#define JT_VERSION \"$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)\""; \
+	@v="#define JT_VERSION \"$${JT_VERSION:-$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)}\""; \
 	 [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
 FORCE:
 $(OUT)/user/jittrace.o: $(OUT)/version.h
@@ -129,7 +171,7 @@ $(APP_OBJS): $(SKELS) $(GEN)/profile.pb-c.h
 $(EXPORT_OBJS): $(GEN)/profile.pb-c.h
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(JT_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(JT_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS) $(EXPORT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS)
@@ -211,10 +253,19 @@ fuzz: $(FUZZ_BINS)
 			$(OUT)/corpus/$$(basename $$f) tests/fuzz/seeds || exit 1; \
 	done
 
-install: $(OUT)/jittrace $(JVMTI_SO)
+# The unit is installed, never enabled: that is the administrator's call.
+install: program
 	install -D -m 0755 $(OUT)/jittrace $(DESTDIR)$(PREFIX)/bin/jittrace
 	install -D -m 0644 $(JVMTI_SO) \
 		$(DESTDIR)$(PREFIX)/lib/jittrace/libjittrace-jvmti.so
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 0644 $(OUT)/completion/jittrace \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/jittrace
+	install -D -m 0644 $(OUT)/completion/_jittrace \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_jittrace
+	install -D -m 0644 $(UNIT) \
+		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/jittrace-agent.service
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux)

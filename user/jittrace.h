@@ -3,6 +3,12 @@
 #ifndef JITTRACE_H
 #define JITTRACE_H
 
+#include "lib/cli_opts.h"
+
+/* Each command's options and usage (lib/cli_opts.h), beside its code. */
+extern const struct jt_cmd jt_cmd_record, jt_cmd_maps, jt_cmd_report,
+	jt_cmd_audit, jt_cmd_script, jt_cmd_doctor, jt_cmd_export, jt_cmd_agent;
+
 int cmd_record(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_script(int argc, char **argv);

@@ -26,35 +26,59 @@
 #include "lib/cli.h"
 #include "record/live.h"
 
-static const char usage[] =
-	"usage: jittrace agent [options]\n"
-	"  --listen ADDR:PORT  serve HTTP here (default 127.0.0.1:6060)\n"
-	"  -F, --freq HZ       samples per second per CPU (default 19)\n"
-	"  -e, --event EVENT   cycles (default), cpu-clock, ...\n"
-	"  -g                  call chains: --call-graph dwarf\n"
-	"      --jvmti         load jittrace's JVMTI agent into the JVMs\n"
-	"                      running at start (HotSpot attach)\n"
-	"      --call-graph MODE  fp (frame pointers, cheapest) or\n"
-	"                      dwarf[,SIZE] (registers and SIZE bytes of\n"
-	"                      stack per sample, unwound from CFI)\n"
-	"  --window SECS       one profile per SECS (default 10)\n"
-	"  --spool DIR         write each window to DIR/jittrace-HOST-START."
-	"pb.gz\n"
-	"  --spool-max MB      delete the oldest past MB (default 1024)\n"
-	"  --push URL          POST each window to a Pyroscope /ingest\n"
-	"  --auth-token-file F callers present this token (Authorization:\n"
-	"                      Bearer) for all but /healthz\n"
-	"  --labels LIST       labels on each sample, of pid,comm,source\n"
-	"                      (default comm,source: a series each in the\n"
-	"                      backend; pid makes one per process)\n"
-	"  --auth-group NAME   without a token, local members see every\n"
-	"                      process, as root does (others: their own)\n"
-	"  --push-auth-file F  its credentials: \"Bearer TOKEN\" or\n"
-	"                      user:password (else $JITTRACE_PUSH_AUTH)\n"
-	"  --max-memory MB     memory for JIT symbol tables (default 256)\n"
-	"  --cow               record copy-on-write faults\n"
-	"  --tier TIER         auto, kernel, fentry, kprobe or tracepoint\n"
-	"  -v, --verbose       show libbpf's messages\n";
+static const char *const label_names[] = { "pid", "comm", "source", NULL };
+
+static const struct jt_opt agent_opts[] = {
+	{ 0, 'L', "listen", "ADDR:PORT",
+	  "serve HTTP here (default 127.0.0.1:6060)" },
+	{ 'F', 0, "freq", "HZ", "samples per second per CPU (default 19)" },
+	{ 'e', 0, "event", "EVENT", "cycles (default), cpu-clock, ..." },
+	{ 'g', 0, NULL, NULL, "call chains: --call-graph dwarf" },
+	{ 0, 0x100, "call-graph", "MODE",
+	  "fp (frame pointers, cheapest) or dwarf[,SIZE] (registers and SIZE "
+	  "bytes of stack per sample, unwound from CFI)",
+	  JT_ARG_WORD, jt_call_graph_modes },
+	{ 0, 0x101, "jvmti", NULL,
+	  "load jittrace's JVMTI agent into the JVMs running at start "
+	  "(HotSpot attach)" },
+	{ 0, 'W', "window", "SECS", "one profile per SECS (default 10)" },
+	{ 0, 'S', "spool", "DIR",
+	  "write each window to DIR/jittrace-HOST-START.pb.gz", JT_ARG_DIR },
+	{ 0, 'M', "spool-max", "MB",
+	  "delete the oldest past MB (default 1024)" },
+	{ 0, 'P', "push", "URL", "POST each window to a Pyroscope /ingest" },
+	{ 0, 'U', "push-auth-file", "FILE",
+	  "its credentials: \"Bearer TOKEN\" or user:password (else "
+	  "$JITTRACE_PUSH_AUTH)",
+	  JT_ARG_FILE },
+	{ 0, 'K', "auth-token-file", "FILE",
+	  "callers present this token (Authorization: Bearer) for all but "
+	  "/healthz",
+	  JT_ARG_FILE },
+	{ 0, 'G', "auth-group", "NAME",
+	  "without a token, local members see every process, as root does "
+	  "(others: their own)" },
+	{ 0, 'A', "labels", "LIST",
+	  "labels on each sample, of pid,comm,source (default comm,source: a "
+	  "series each in the backend; pid makes one per process)",
+	  JT_ARG_WORDS, label_names },
+	{ 0, 'X', "max-memory", "MB",
+	  "memory for JIT symbol tables (default 256)" },
+	{ 0, 'C', "cow", NULL, "record copy-on-write faults" },
+	{ 0, 'T', "tier", "TIER", "auto, kernel, fentry, kprobe or tracepoint",
+	  JT_ARG_WORD, jt_tier_wants },
+	{ 'v', 0, "verbose", NULL, "show libbpf's messages" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_agent = {
+	.name = "agent",
+	.summary = "always on, system-wide: pprof profiles over HTTP, spooled "
+		   "or pushed",
+	.synopsis = "[options]",
+	.opts = agent_opts,
+	.run = cmd_agent,
+};
 
 static int parse_listen(const char *s, struct jt_agent_opts *o)
 {
@@ -91,9 +115,8 @@ static int number(const char *s, uint64_t max, uint64_t *v)
 
 static int parse_labels(const char *s, unsigned int *labels)
 {
-	static const char *const names[] = { "pid", "comm", "source" };
 	char copy[64], *tok, *save;
-	unsigned int i;
+	int i;
 
 	if (strlen(s) >= sizeof(copy))
 		return -1;
@@ -101,9 +124,8 @@ static int parse_labels(const char *s, unsigned int *labels)
 	*labels = 0;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < 3 && strcmp(tok, names[i]); i++)
-			;
-		if (i == 3)
+		i = jt_word_index(label_names, tok);
+		if (i < 0)
 			return -1;
 		*labels |= 1u << i;
 	}
@@ -119,13 +141,13 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	switch (c) {
 	case 'L':
 		if (parse_listen(optarg, o))
-			return jt_usage_error(usage,
-					      "--listen wants ADDR:PORT");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--listen wants ADDR:PORT");
 		break;
 	case 'F':
 		if (number(optarg, 100000, &o->freq))
-			return jt_usage_error(usage,
-					      "-F wants a positive rate");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "-F wants a positive rate");
 		break;
 	case 'e':
 		o->event = optarg;
@@ -141,13 +163,13 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 0x100:
 		if (jt_parse_call_graph(optarg, &o->callgraph, &o->stack_size,
 					&why))
-			return jt_usage_error(usage, why);
+			return jt_cmd_error(&jt_cmd_agent, why);
 		o->callchain = true;
 		break;
 	case 'W':
 		if (number(optarg, 3600, &v))
-			return jt_usage_error(usage,
-					      "--window wants 1 to 3600 s");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--window wants 1 to 3600 s");
 		o->window_ns = v * 1000000000ULL;
 		break;
 	case 'S':
@@ -158,7 +180,8 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 		if (!number(optarg, 1 << 24, &v))
 			o->spool_max = v << 20;
 		else if (jt_parse_size(optarg, &o->spool_max))
-			return jt_usage_error(usage, "--spool-max wants MB");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--spool-max wants MB");
 		break;
 	case 'P':
 		o->push_url = optarg;
@@ -171,21 +194,21 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 		break;
 	case 'A':
 		if (parse_labels(optarg, &o->labels))
-			return jt_usage_error(usage,
-					      "--labels wants pid, comm "
-					      "and source, comma-separated");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--labels wants pid, comm "
+					    "and source, comma-separated");
 		break;
 	case 'G':
 		g = getgrnam(optarg);
 		if (!g)
-			return jt_usage_error(
-				usage, "--auth-group wants a group name");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--auth-group wants a group name");
 		o->auth_group = g->gr_gid;
 		break;
 	case 'X':
 		if (number(optarg, 1 << 24, &v) || v < 16)
-			return jt_usage_error(
-				usage, "--max-memory wants 16 MB or more");
+			return jt_cmd_error(&jt_cmd_agent,
+					    "--max-memory wants 16 MB or more");
 		o->max_memory = v << 20;
 		break;
 	case 'C':
@@ -194,46 +217,26 @@ static int parse_opt(int c, struct jt_agent_opts *o)
 	case 'T':
 		c = jt_tier_want_parse(optarg);
 		if (c < 0)
-			return jt_usage_error(
-				usage, "--tier wants auto, kernel, fentry, "
-				       "kprobe or tracepoint");
+			return jt_cmd_error(
+				&jt_cmd_agent,
+				"--tier wants auto, kernel, fentry, "
+				"kprobe or tracepoint");
 		o->tier = c;
 		break;
 	case 'v':
 		o->verbose = true;
 		break;
 	case 'h':
-		fputs(usage, stdout);
+		jt_cmd_usage(stdout, &jt_cmd_agent);
 		exit(0);
 	default:
-		return jt_usage_error(usage, NULL);
+		return jt_cmd_error(&jt_cmd_agent, NULL);
 	}
 	return 0;
 }
 
 static int parse(int argc, char **argv, struct jt_agent_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'L' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "spool", required_argument, NULL, 'S' },
-		{ "spool-max", required_argument, NULL, 'M' },
-		{ "push", required_argument, NULL, 'P' },
-		{ "push-auth-file", required_argument, NULL, 'U' },
-		{ "auth-token-file", required_argument, NULL, 'K' },
-		{ "auth-group", required_argument, NULL, 'G' },
-		{ "labels", required_argument, NULL, 'A' },
-		{ "max-memory", required_argument, NULL, 'X' },
-		{ "cow", no_argument, NULL, 'C' },
-		{ "tier", required_argument, NULL, 'T' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "call-graph", required_argument, NULL, 0x100 },
-		{ "jvmti", no_argument, NULL, 0x101 },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	int c, err;
 
 	*o = (struct jt_agent_opts){ .listen_host = "127.0.0.1",
@@ -245,13 +248,13 @@ static int parse(int argc, char **argv, struct jt_agent_opts *o)
 				     .auth_group = (gid_t)-1,
 				     .labels = JT_PPROF_LABEL_COMM |
 					       JT_PPROF_LABEL_SOURCE };
-	while ((c = getopt_long(argc, argv, "F:e:gvh", longopts, NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_agent)) != -1) {
 		err = parse_opt(c, o);
 		if (err)
 			return err;
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_agent, "unexpected argument");
 	return 0;
 }
 

@@ -18,6 +18,8 @@ int jt_usage_error(const char *use, const char *msg)
 	return 2;
 }
 
+const char *const jt_call_graph_modes[] = { "fp", "dwarf", NULL };
+
 int jt_parse_call_graph(const char *s, uint8_t *mode, uint32_t *size,
 			const char **why)
 {

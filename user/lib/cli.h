@@ -19,6 +19,8 @@ enum jt_callgraph {
 };
 #define JT_CG_STACK_DEFAULT 8192
 #define JT_CG_STACK_MAX 65528
+/* --call-graph's words, for completion: dwarf may take ,SIZE */
+extern const char *const jt_call_graph_modes[];
 /* "fp", "dwarf" or "dwarf,SIZE": 0, or -1 with *why set. */
 int jt_parse_call_graph(const char *s, uint8_t *mode, uint32_t *size,
 			const char **why);

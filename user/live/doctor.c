@@ -2,6 +2,7 @@
 /* jittrace doctor: what this kernel allows, probed as record probes it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -214,14 +215,35 @@ static int check_hooks(void)
 	return err;
 }
 
+static const struct jt_opt doctor_opts[] = {
+	{ 'v', 0, "verbose", NULL, "show libbpf's messages as it probes" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_doctor = {
+	.name = "doctor",
+	.summary = "what this kernel allows and which probes would be used",
+	.synopsis = "[-v]",
+	.opts = doctor_opts,
+	.run = cmd_doctor,
+};
+
 int cmd_doctor(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "-v")) {
-		fputs("usage: jittrace doctor [-v]\n",
-		      argc > 1 && !strcmp(argv[1], "-h") ? stdout : stderr);
-		return argc > 1 && !strcmp(argv[1], "-h") ? 0 : 2;
+	bool verbose = false;
+	int c;
+
+	while ((c = jt_getopt(argc, argv, &jt_cmd_doctor)) != -1) {
+		if (c == 'v')
+			verbose = true;
+		else if (c == 'h')
+			return jt_cmd_usage(stdout, &jt_cmd_doctor), 0;
+		else
+			return jt_cmd_error(&jt_cmd_doctor, NULL);
 	}
-	jt_libbpf_quiet(argc > 1);
+	if (optind < argc)
+		return jt_cmd_error(&jt_cmd_doctor, "unexpected argument");
+	jt_libbpf_quiet(verbose);
 	check_system();
 	check_pmu();
 	if (!jt_privileges()) {

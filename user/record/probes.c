@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "record/arch.h"
 #include "record/kfeatures.h"
+#include "lib/cli_opts.h"
 #include "record/probes.h"
 #include <bpf/btf.h>
 #include "jittrace.skel.h"
@@ -95,21 +96,18 @@ const char *jt_tier_name(enum jt_tier t)
 					 "none";
 }
 
+const char *const jt_tier_wants[] = {
+	[JT_WANT_AUTO] = "auto",
+	[JT_WANT_KERNEL] = "kernel",
+	[JT_WANT_FENTRY] = "fentry",
+	[JT_WANT_KPROBE] = "kprobe",
+	[JT_WANT_TRACEPOINT] = "tracepoint",
+	NULL,
+};
+
 int jt_tier_want_parse(const char *s)
 {
-	static const char *const names[] = {
-		[JT_WANT_AUTO] = "auto",
-		[JT_WANT_KERNEL] = "kernel",
-		[JT_WANT_FENTRY] = "fentry",
-		[JT_WANT_KPROBE] = "kprobe",
-		[JT_WANT_TRACEPOINT] = "tracepoint",
-	};
-	unsigned int i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	return -1;
+	return jt_word_index(jt_tier_wants, s);
 }
 
 static bool verbose_libbpf;
@@ -545,11 +543,17 @@ static bool tracepoint_missing(struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 	char path[256];
+	struct stat st;
 
 	if (strncmp(sec, "tracepoint/", 11))
 		return false;
+	/*
+	 * stat, not access: access checks the real uid, and an agent
+	 * running as its own user with CAP_DAC_READ_SEARCH would find
+	 * every event missing in tracefs's 0700 directory.
+	 */
 	snprintf(path, sizeof(path), TRACEFS "/events/%s", sec + 11);
-	return access(path, F_OK) != 0;
+	return stat(path, &st) != 0 && errno == ENOENT;
 }
 
 static void set_autoload(struct bpf_object *obj, const char *fmt,

@@ -49,6 +49,8 @@ extern const char *const jt_hook_names[JT_HOOK_MAX];
 const char *jt_probes_snapshot(const struct jt_probes *p);
 const char *jt_tier_name(enum jt_tier t);
 /* "auto", "kernel", ...; -1 when s names no tier. */
+/* --tier's words, by enum jt_tier_want; NULL-terminated */
+extern const char *const jt_tier_wants[];
 int jt_tier_want_parse(const char *s);
 /*
  * Decide each hook's tier on this kernel, as record would, without

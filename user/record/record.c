@@ -95,48 +95,66 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static const char usage[] =
-	"usage: jittrace record [options] -- command [args...]\n"
-	"       jittrace record [options] -p PID | -a\n"
-	"  -o, --output FILE     recording file (default jittrace.data)\n"
-	"  -e, --event EVENT     cycles (default), instructions, cpu-clock,\n"
-	"                        task-clock, page-faults, ...\n"
-	"  -F, --freq HZ         sampling frequency (default 999)\n"
-	"  -c, --count PERIOD    sample every PERIOD events instead\n"
-	"  -g                    record call chains: --call-graph dwarf\n"
-	"      --call-graph MODE fp: the chain the kernel walks by frame\n"
-	"                        pointers; dwarf[,SIZE]: user registers and\n"
-	"                        SIZE bytes of user stack (default 8192),\n"
-	"                        unwound from CFI by every view\n"
-	"  -d, --data            record data addresses (PERF_SAMPLE_ADDR);\n"
-	"                        implies --cow\n"
-	"      --jvmti           name Java's JIT code with jittrace's JVMTI\n"
-	"                        agent: loaded at start into the command's\n"
-	"                        JVMs (JAVA_TOOL_OPTIONS), attached to a\n"
-	"                        running JVM with -p, to every one with -a\n"
-	"      --cow             record copy-on-write faults (which pages\n"
-	"                        became private); costs a VMA lookup per\n"
-	"                        write fault\n"
-	"      --tier TIER       probes: auto (default: per hook, fentry,\n"
-	"                        then kprobe, then tracepoints), kernel\n"
-	"                        (fentry or kprobe, else fail), fentry,\n"
-	"                        kprobe or tracepoint\n"
-	"  -p, --pid PID         attach to a running process\n"
-	"  -a, --all-cpus        every process on the system\n"
-	"      --duration SECS   stop after SECS (-p and -a)\n"
-	"  -m, --mmap-pages N    perf ring data pages per CPU (default 256)\n"
-	"      --bpf-ring KB     BPF ring buffer size (default 8192)\n"
-	"      --max-jit-bytes N copy at most N bytes of each jitdump or\n"
-	"                        perf-map file (K, M, G suffixes; default\n"
-	"                        256M); the rest is counted, not copied\n"
-	"      --max-process-jit-bytes N  the same for all of one process's\n"
-	"                        files (default 512M)\n"
-	"      --max-process-writes N  record at most N perf-map write\n"
-	"                        events of one process (default 1000000);\n"
-	"                        the rest are counted\n"
-	"      --user USER       run the command as USER\n"
-	"      --run-as-root     run the command as root (not recommended)\n"
-	"  -v, --verbose         show libbpf's messages\n";
+static const struct jt_opt record_opts[] = {
+	{ 'o', 0, "output", "FILE", "recording file (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 'e', 0, "event", "EVENT",
+	  "what to sample on: cycles (default), instructions, cpu-clock, "
+	  "task-clock, page-faults, ..." },
+	{ 'F', 0, "freq", "HZ", "sampling frequency (default 999)" },
+	{ 'c', 0, "count", "PERIOD", "sample every PERIOD events instead" },
+	{ 'g', 0, NULL, NULL, "record call chains: --call-graph dwarf" },
+	{ 0, 'G', "call-graph", "MODE",
+	  "fp: the chain the kernel walks by frame pointers; dwarf[,SIZE]: "
+	  "user registers and SIZE bytes of user stack (default 8192), "
+	  "unwound from CFI by every view",
+	  JT_ARG_WORD, jt_call_graph_modes },
+	{ 'd', 0, "data", NULL,
+	  "record data addresses (PERF_SAMPLE_ADDR); implies --cow" },
+	{ 0, 0x102, "jvmti", NULL,
+	  "name Java's JIT code with jittrace's JVMTI agent: loaded at start "
+	  "into the command's JVMs (JAVA_TOOL_OPTIONS), attached to a running "
+	  "JVM with -p, to every one with -a" },
+	{ 0, 'C', "cow", NULL,
+	  "record copy-on-write faults (which pages became private); costs a "
+	  "VMA lookup per write fault" },
+	{ 0, 'T', "tier", "TIER",
+	  "probes: auto (default: per hook, fentry, then kprobe, then "
+	  "tracepoints), kernel (fentry or kprobe, else fail), fentry, kprobe "
+	  "or tracepoint",
+	  JT_ARG_WORD, jt_tier_wants },
+	{ 'p', 0, "pid", "PID", "attach to a running process", JT_ARG_PID },
+	{ 'a', 0, "all-cpus", NULL, "every process on the system" },
+	{ 0, 'D', "duration", "SECS", "stop after SECS (-p and -a)" },
+	{ 'm', 0, "mmap-pages", "N",
+	  "perf ring data pages per CPU, a power of two (default 256)" },
+	{ 0, 'B', "bpf-ring", "KB",
+	  "BPF ring buffer size, a power of two (default 8192)" },
+	{ 0, 'J', "max-jit-bytes", "N",
+	  "copy at most N bytes of each jitdump or perf-map file (K, M, G "
+	  "suffixes; default 256M); the rest is counted, not copied" },
+	{ 0, 'K', "max-process-jit-bytes", "N",
+	  "the same for all of one process's files (default 512M)" },
+	{ 0, 'W', "max-process-writes", "N",
+	  "record at most N perf-map write events of one process (default "
+	  "1000000); the rest are counted" },
+	{ 0, 'u', "user", "USER", "run the command as USER", JT_ARG_USER },
+	{ 0, 'R', "run-as-root", NULL,
+	  "run the command as root (not recommended)" },
+	{ 'v', 0, "verbose", NULL, "show libbpf's messages" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_record = {
+	.name = "record",
+	.summary =
+		"run a command (or attach), record its memory map and samples",
+	.synopsis = "[options] -- COMMAND [ARGS...]\n[options] -p PID | -a",
+	.opts = record_opts,
+	.in_order = true,
+	.runs_command = true,
+	.run = cmd_record,
+};
 
 static bool pow2(unsigned long v)
 {
@@ -173,7 +191,7 @@ static int check_sampling(const struct record_opts *o, bool freq_given)
 	uint64_t max = max_sample_rate();
 
 	if (freq_given && o->perf.period)
-		return jt_usage_error(usage, "give -F or -c, not both");
+		return jt_cmd_error(&jt_cmd_record, "give -F or -c, not both");
 	if (!o->perf.period && max && o->perf.freq > max) {
 		fprintf(stderr,
 			"jittrace: -F %llu is above the kernel's maximum "
@@ -189,30 +207,6 @@ static int check_sampling(const struct record_opts *o, bool freq_given)
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	bool freq_given = false;
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "data", no_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "run-as-root", no_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "bpf-ring", required_argument, NULL, 'B' },
-		{ "cow", no_argument, NULL, 'C' },
-		{ "tier", required_argument, NULL, 'T' },
-		{ "max-jit-bytes", required_argument, NULL, 'J' },
-		{ "max-process-jit-bytes", required_argument, NULL, 'K' },
-		{ "max-process-writes", required_argument, NULL, 'W' },
-		{ "jvmti", no_argument, NULL, 0x102 },
-		{ "call-graph", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	const char *why;
 	char *end;
 	int c;
@@ -223,8 +217,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	o->bpf_ring_kb = 8192;
 	o->budget =
 		(struct jt_jit_budget){ 256ULL << 20, 512ULL << 20, 1000000 };
-	while ((c = getopt_long(argc, argv, "+o:e:F:c:gdp:am:vh", longopts,
-				NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_record)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -234,16 +227,18 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'F':
 			if (!positive(optarg, &o->perf.freq))
-				return jt_usage_error(
-					usage, "-F wants a positive number of "
-					       "samples per second");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"-F wants a positive number of "
+					"samples per second");
 			freq_given = true;
 			break;
 		case 'c':
 			if (!positive(optarg, &o->perf.period))
-				return jt_usage_error(
-					usage, "-c wants a positive number of "
-					       "events per sample");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"-c wants a positive number of "
+					"events per sample");
 			break;
 		case 'g':
 			o->perf.callchain = true;
@@ -253,7 +248,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'G':
 			if (jt_parse_call_graph(optarg, &o->perf.callgraph,
 						&o->perf.stack_size, &why))
-				return jt_usage_error(usage, why);
+				return jt_cmd_error(&jt_cmd_record, why);
 			o->perf.callchain = true;
 			break;
 		case 'd':
@@ -262,7 +257,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'p':
 			o->pid = strtol(optarg, &end, 10);
 			if (*end || o->pid <= 0)
-				return jt_usage_error(usage, "bad -p value");
+				return jt_cmd_error(&jt_cmd_record,
+						    "bad -p value");
 			break;
 		case 'a':
 			o->all = true;
@@ -270,20 +266,21 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'D':
 			o->duration = strtod(optarg, &end);
 			if (*end || o->duration <= 0)
-				return jt_usage_error(usage, "bad --duration");
+				return jt_cmd_error(&jt_cmd_record,
+						    "bad --duration");
 			break;
 		case 'm':
 			o->perf.pages = strtoul(optarg, &end, 10);
 			if (*end || !pow2(o->perf.pages))
-				return jt_usage_error(
-					usage, "-m wants a power of two");
+				return jt_cmd_error(&jt_cmd_record,
+						    "-m wants a power of two");
 			break;
 		case 'B':
 			o->bpf_ring_kb = strtoul(optarg, &end, 10);
 			if (*end || !pow2(o->bpf_ring_kb) ||
 			    o->bpf_ring_kb < 4 || o->bpf_ring_kb > (1u << 21))
-				return jt_usage_error(
-					usage,
+				return jt_cmd_error(
+					&jt_cmd_record,
 					"--bpf-ring wants a power of two "
 					"from 4 to 2097152 (KB)");
 			break;
@@ -295,31 +292,35 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'J':
 			if (jt_parse_size(optarg, &o->budget.file_bytes))
-				return jt_usage_error(
-					usage, "--max-jit-bytes wants a size: "
-					       "a positive number, then K, M "
-					       "or G");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"--max-jit-bytes wants a size: "
+					"a positive number, then K, M "
+					"or G");
 			break;
 		case 'K':
 			if (jt_parse_size(optarg, &o->budget.process_bytes))
-				return jt_usage_error(
-					usage, "--max-process-jit-bytes wants "
-					       "a size: a positive number, "
-					       "then K, M or G");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"--max-process-jit-bytes wants "
+					"a size: a positive number, "
+					"then K, M or G");
 			break;
 		case 'W':
 			o->budget.process_writes = strtoull(optarg, &end, 10);
 			if (*end || !*optarg || optarg[0] == '-')
-				return jt_usage_error(
-					usage, "--max-process-writes wants a "
-					       "whole number");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"--max-process-writes wants a "
+					"whole number");
 			break;
 		case 'T':
 			c = jt_tier_want_parse(optarg);
 			if (c < 0)
-				return jt_usage_error(
-					usage, "--tier wants auto, kernel, "
-					       "fentry, kprobe or tracepoint");
+				return jt_cmd_error(
+					&jt_cmd_record,
+					"--tier wants auto, kernel, "
+					"fentry, kprobe or tracepoint");
 			o->tier = c;
 			break;
 		case 'u':
@@ -332,16 +333,16 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->verbose = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_record);
 			exit(0);
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_record, NULL);
 		}
 	}
 	o->argv = argv + optind;
 	if (!!o->argv[0] + !!o->pid + o->all != 1)
-		return jt_usage_error(usage,
-				      "give a command, -p PID or -a (one)");
+		return jt_cmd_error(&jt_cmd_record,
+				    "give a command, -p PID or -a (one)");
 	return check_sampling(o, freq_given);
 }
 

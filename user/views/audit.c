@@ -22,16 +22,35 @@
 #include "views/audit_cow.h"
 #include "views/view.h"
 
-static const char usage[] =
-	"usage: jittrace audit [-i FILE] [--kind KINDS] [--json]\n"
-	"       jittrace audit -p PID [--addr ADDR]... [--json]\n"
-	"  -i, --input FILE  recording (default jittrace.data)\n"
-	"  -k, --kind KINDS  only these kinds of finding, comma-separated:\n"
-	"                    coalesced, cow, false-sharing-suspect,\n"
-	"                    jit-orphan, mmap2-overlap, perfmap-reuse\n"
-	"  -p, --pid PID     a running process instead of a recording\n"
-	"      --addr ADDR   with -p: is this address private or shared, why\n"
-	"      --json        a JSON array of findings\n";
+static const char *const all_kinds[] = {
+	"coalesced",  "cow",	       "false-sharing-suspect",
+	"jit-orphan", "mmap2-overlap", "perfmap-reuse",
+	NULL,
+};
+
+static const struct jt_opt audit_opts[] = {
+	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 'k', 0, "kind", "KINDS",
+	  "only these kinds of finding, comma-separated: coalesced, cow, "
+	  "false-sharing-suspect, jit-orphan, mmap2-overlap, perfmap-reuse",
+	  JT_ARG_WORDS, all_kinds },
+	{ 'p', 0, "pid", "PID", "a running process instead of a recording",
+	  JT_ARG_PID },
+	{ 0, 'a', "addr", "ADDR",
+	  "with -p: is this address private or shared, and why (repeatable)" },
+	{ 0, 'j', "json", NULL, "a JSON array of findings" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_audit = {
+	.name = "audit",
+	.summary = "where the kernel's and userland's views of memory differ",
+	.synopsis = "[-i FILE] [--kind KINDS] [--json]\n"
+		    "-p PID [--addr ADDR]... [--json]",
+	.opts = audit_opts,
+	.run = cmd_audit,
+};
 
 struct finding {
 	const char *kind;
@@ -80,11 +99,6 @@ struct nspid {
 };
 
 /* Every kind of finding, in the order --help lists them. */
-static const char *const all_kinds[] = {
-	"coalesced",  "cow",	       "false-sharing-suspect",
-	"jit-orphan", "mmap2-overlap", "perfmap-reuse",
-	NULL,
-};
 
 static bool wanted(const char *const *kinds, const char *kind)
 {
@@ -615,15 +629,6 @@ static void print(struct audit *a, bool json)
 
 int cmd_audit(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "addr", required_argument, NULL, 'a' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	const char *in = "jittrace.data";
 	const char *kinds[sizeof(all_kinds) / sizeof(*all_kinds)];
 	uint64_t addrs[64];
@@ -639,7 +644,7 @@ int cmd_audit(int argc, char **argv)
 	bool json = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:k:p:h", longopts, NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_audit)) != -1) {
 		switch (c) {
 		case 'i':
 			in = optarg;
@@ -647,35 +652,38 @@ int cmd_audit(int argc, char **argv)
 		case 'p':
 			pid = strtol(optarg, &end, 10);
 			if (*end || pid <= 0)
-				return jt_usage_error(usage, "bad --pid");
+				return jt_cmd_error(&jt_cmd_audit, "bad --pid");
 			break;
 		case 'a':
 			if (naddrs == 64)
-				return jt_usage_error(usage, "too many --addr");
+				return jt_cmd_error(&jt_cmd_audit,
+						    "too many --addr");
 			addrs[naddrs++] = strtoull(optarg, &end, 16);
 			if (*end)
-				return jt_usage_error(usage, "bad --addr");
+				return jt_cmd_error(&jt_cmd_audit,
+						    "bad --addr");
 			break;
 		case 'j':
 			json = true;
 			break;
 		case 'k':
 			if (parse_kinds(optarg, kinds, &a.kinds))
-				return jt_usage_error(usage, "bad --kind");
+				return jt_cmd_error(&jt_cmd_audit,
+						    "bad --kind");
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_audit);
 			return 0;
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_audit, NULL);
 		}
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_audit, "unexpected argument");
 	if (naddrs && !pid)
-		return jt_usage_error(usage, "--addr needs -p");
+		return jt_cmd_error(&jt_cmd_audit, "--addr needs -p");
 	if (a.kinds && pid)
-		return jt_usage_error(usage, "--kind is for recordings");
+		return jt_cmd_error(&jt_cmd_audit, "--kind is for recordings");
 	if (pid)
 		return jt_audit_live(pid, addrs, naddrs, json);
 	if (jt_view_open(&s, in))

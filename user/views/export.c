@@ -21,18 +21,32 @@
 #include "lib/perf_rec.h"
 #include "views/view.h"
 
-static const char usage[] =
-	"usage: jittrace export [-i FILE] --format pprof|perf -o OUT "
-	"[--pid PID] [-g]\n"
-	"  -i, --input FILE    recording (default jittrace.data)\n"
-	"      --format FMT    pprof: gzipped profile.proto (go tool pprof,\n"
-	"                      speedscope, Parca, Pyroscope); perf: a\n"
-	"                      perf.data for perf report and hotspot, with\n"
-	"                      JIT code as perf inject --jit gives it\n"
-	"  -o, --output OUT    the file to write (perf: JIT ELF files go in\n"
-	"                      OUT.jit/ beside it)\n"
-	"      --pid PID       only this process\n"
-	"  -g                  call chains (when the recording has them)\n";
+static const char *const formats[] = { "pprof", "perf", NULL };
+
+static const struct jt_opt export_opts[] = {
+	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 0, 'f', "format", "FMT",
+	  "pprof: gzipped profile.proto (go tool pprof, speedscope, Parca, "
+	  "Pyroscope); perf: a perf.data for perf report and hotspot, with JIT "
+	  "code as perf inject --jit gives it",
+	  JT_ARG_WORD, formats },
+	{ 'o', 0, "output", "OUT",
+	  "the file to write (perf: JIT ELF files go in OUT.jit/ beside it)",
+	  JT_ARG_FILE },
+	{ 0, 'p', "pid", "PID", "only this process" },
+	{ 'g', 0, NULL, NULL, "call chains (when the recording has them)" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_export = {
+	.name = "export",
+	.summary = "the profile as pprof or perf.data, names as jittrace "
+		   "gives them",
+	.synopsis = "[-i FILE] --format pprof|perf -o OUT [--pid PID] [-g]",
+	.opts = export_opts,
+	.run = cmd_export,
+};
 
 enum { FMT_NONE, FMT_PPROF, FMT_PERF };
 
@@ -55,19 +69,11 @@ struct export
 
 static int parse(int argc, char **argv, struct export *x)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	char *end;
 	int c;
 
 	x->input = "jittrace.data";
-	while ((c = getopt_long(argc, argv, "i:o:gh", longopts, NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_export)) != -1) {
 		switch (c) {
 		case 'i':
 			x->input = optarg;
@@ -76,34 +82,37 @@ static int parse(int argc, char **argv, struct export *x)
 			x->output = optarg;
 			break;
 		case 'f':
-			x->format = !strcmp(optarg, "pprof") ? FMT_PPROF :
-				    !strcmp(optarg, "perf")  ? FMT_PERF :
-							       -1;
+			x->format = !strcmp(optarg, formats[0]) ? FMT_PPROF :
+				    !strcmp(optarg, formats[1]) ? FMT_PERF :
+								  -1;
 			if (x->format < 0)
-				return jt_usage_error(
-					usage, "--format wants pprof or perf");
+				return jt_cmd_error(
+					&jt_cmd_export,
+					"--format wants pprof or perf");
 			break;
 		case 'p':
 			x->pid = strtoul(optarg, &end, 10);
 			if (*end || !x->pid)
-				return jt_usage_error(usage, "bad --pid");
+				return jt_cmd_error(&jt_cmd_export,
+						    "bad --pid");
 			break;
 		case 'g':
 			x->callchain = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_export);
 			exit(0);
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_export, NULL);
 		}
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_export, "unexpected argument");
 	if (!x->format)
-		return jt_usage_error(usage, "give --format pprof or perf");
+		return jt_cmd_error(&jt_cmd_export,
+				    "give --format pprof or perf");
 	if (!x->output)
-		return jt_usage_error(usage, "give -o OUT");
+		return jt_cmd_error(&jt_cmd_export, "give -o OUT");
 	return 0;
 }
 

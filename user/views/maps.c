@@ -14,15 +14,26 @@
 #include "lib/reserve.h"
 #include "views/view.h"
 
-static const char usage[] =
-	"usage: jittrace maps [-i FILE] [--pid PID] [--at NS] [--json] "
-	"[--perf]\n"
-	"  -i, --input FILE  recording (default jittrace.data)\n"
-	"      --pid PID     only this process\n"
-	"      --at NS       the maps at CLOCK_MONOTONIC time NS (default:\n"
-	"                    each process's last moment alive)\n"
-	"      --json        a JSON array, one object per region\n"
-	"      --perf        also list perf's MMAP2 records for the process\n";
+static const struct jt_opt maps_opts[] = {
+	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 0, 'p', "pid", "PID", "only this process" },
+	{ 0, 't', "at", "NS",
+	  "the maps at CLOCK_MONOTONIC time NS (default: each process's last "
+	  "moment alive)" },
+	{ 0, 'j', "json", NULL, "a JSON array, one object per region" },
+	{ 0, 'P', "perf", NULL,
+	  "also list perf's MMAP2 records for the process" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_maps = {
+	.name = "maps",
+	.summary = "each process's rebuilt map, one row per requested region",
+	.synopsis = "[-i FILE] [--pid PID] [--at NS] [--json] [--perf]",
+	.opts = maps_opts,
+	.run = cmd_maps,
+};
 
 struct maps_opts {
 	const char *input;
@@ -61,20 +72,11 @@ struct maps_ctx {
 
 static int parse(int argc, char **argv, struct maps_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "at", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "perf", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	char *end;
 	int c;
 
 	o->input = "jittrace.data";
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_maps)) != -1) {
 		switch (c) {
 		case 'i':
 			o->input = optarg;
@@ -82,12 +84,12 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 		case 'p':
 			o->pid = strtoul(optarg, &end, 10);
 			if (*end || !o->pid)
-				return jt_usage_error(usage, "bad --pid");
+				return jt_cmd_error(&jt_cmd_maps, "bad --pid");
 			break;
 		case 't':
 			o->at = strtoull(optarg, &end, 10);
 			if (*end || !o->at)
-				return jt_usage_error(usage, "bad --at");
+				return jt_cmd_error(&jt_cmd_maps, "bad --at");
 			break;
 		case 'j':
 			o->json = 1;
@@ -96,14 +98,14 @@ static int parse(int argc, char **argv, struct maps_opts *o)
 			o->perf = 1;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_maps);
 			exit(0);
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_maps, NULL);
 		}
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_maps, "unexpected argument");
 	return 0;
 }
 

@@ -14,23 +14,39 @@
 #include "model/pipeline.h"
 #include "views/view.h"
 
-static const char usage[] =
-	"usage: jittrace report [-i FILE] [--sort KEYS] [--pid PID] "
-	"[--comm NAME] [--json]\n"
-	"  -i, --input FILE  recording (default jittrace.data)\n"
-	"  -s, --sort KEYS   group by these, comma-separated, from\n"
-	"                    comm,pid,dso,sym (default: all four); with\n"
-	"                    --data also dsym, the data symbol (default: all)\n"
-	"      --pid PID     only this process\n"
-	"      --comm NAME   only processes with this command name\n"
-	"      --data        data addresses (record -d) by process, region,\n"
-	"                    data symbol and sharing class instead of code\n"
-	"  -g, --children    with call chains (record -g): Children, the\n"
-	"                    samples with the symbol anywhere on the stack,\n"
-	"                    sorted by it, and under each symbol the call\n"
-	"                    paths that led to its own samples, as perf\n"
-	"                    report -g\n"
-	"      --json        a JSON array, one object per row\n";
+/* --sort's keys: the bit of each is 1 << its index (enum key). */
+static const char *const sort_keys[] = { "comm", "pid",	 "dso",
+					 "sym",	 "dsym", NULL };
+
+static const struct jt_opt report_opts[] = {
+	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 's', 0, "sort", "KEYS",
+	  "group by these, comma-separated, from comm,pid,dso,sym (default: "
+	  "all four), and show only their columns; with --data also dsym, the "
+	  "data symbol (default: all)",
+	  JT_ARG_WORDS, sort_keys },
+	{ 0, 'p', "pid", "PID", "only this process" },
+	{ 0, 'c', "comm", "NAME", "only processes with this command name" },
+	{ 0, 'd', "data", NULL,
+	  "data addresses (record -d) by process, region, data symbol and "
+	  "sharing class instead of code" },
+	{ 'g', 0, "children", NULL,
+	  "with call chains (record -g): Children, the samples with the "
+	  "symbol anywhere on the stack, sorted by it, and under each symbol "
+	  "the call paths that led to its own samples, as perf report -g" },
+	{ 0, 'j', "json", NULL, "a JSON array, one object per row" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_report = {
+	.name = "report",
+	.summary = "samples by command, process, object and symbol",
+	.synopsis = "[-i FILE] [--sort KEYS] [--pid PID] [--comm NAME] [-g] "
+		    "[--json]\n--data [-i FILE] [--sort KEYS] [--json]",
+	.opts = report_opts,
+	.run = cmd_report,
+};
 
 enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8, K_DSYM = 16 };
 
@@ -82,20 +98,13 @@ static int parse_keys(const char *arg, unsigned int *keys)
 	*keys = 0;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "comm"))
-			*keys |= K_COMM;
-		else if (!strcmp(tok, "pid"))
-			*keys |= K_PID;
-		else if (!strcmp(tok, "dso"))
-			*keys |= K_DSO;
-		else if (!strcmp(tok, "sym"))
-			*keys |= K_SYM;
-		else if (!strcmp(tok, "dsym"))
-			*keys |= K_DSYM;
-		else {
+		int i = jt_word_index(sort_keys, tok);
+
+		if (i < 0) {
 			free(copy);
 			return -1;
 		}
+		*keys |= 1u << i;
 	}
 	free(copy);
 	return *keys ? 0 : -1;
@@ -103,35 +112,26 @@ static int parse_keys(const char *arg, unsigned int *keys)
 
 static int parse(int argc, char **argv, struct report *r, const char **in)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "data", no_argument, NULL, 'd' },
-		{ "children", no_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	char *end;
 	int c;
 
 	*in = "jittrace.data";
 	r->keys = 0;
-	while ((c = getopt_long(argc, argv, "i:s:gh", longopts, NULL)) != -1) {
+	while ((c = jt_getopt(argc, argv, &jt_cmd_report)) != -1) {
 		switch (c) {
 		case 'i':
 			*in = optarg;
 			break;
 		case 's':
 			if (parse_keys(optarg, &r->keys))
-				return jt_usage_error(usage, "bad --sort keys");
+				return jt_cmd_error(&jt_cmd_report,
+						    "bad --sort keys");
 			break;
 		case 'p':
 			r->pid = strtoul(optarg, &end, 10);
 			if (*end || !r->pid)
-				return jt_usage_error(usage, "bad --pid");
+				return jt_cmd_error(&jt_cmd_report,
+						    "bad --pid");
 			break;
 		case 'c':
 			r->comm = optarg;
@@ -146,18 +146,18 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 			r->graph = 1;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_report);
 			exit(0);
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_report, NULL);
 		}
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_report, "unexpected argument");
 	if (r->graph && r->data)
-		return jt_usage_error(usage, "-g and --data do not mix");
+		return jt_cmd_error(&jt_cmd_report, "-g and --data do not mix");
 	if ((r->keys & K_DSYM) && !r->data)
-		return jt_usage_error(usage, "--sort dsym needs --data");
+		return jt_cmd_error(&jt_cmd_report, "--sort dsym needs --data");
 	if (!r->keys)
 		r->keys =
 			K_COMM | K_PID | K_DSO | K_SYM | (r->data ? K_DSYM : 0);

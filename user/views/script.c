@@ -12,12 +12,23 @@
 #include "views/script.h"
 #include "views/view.h"
 
-static const char usage[] =
-	"usage: jittrace script [-i FILE] [--json | --folded]\n"
-	"  -i, --input FILE  recording (default jittrace.data)\n"
-	"      --json        one JSON object per line\n"
-	"      --folded      collapsed stacks (flamegraph.pl, inferno,\n"
-	"                    speedscope); call chains need record -g\n";
+static const struct jt_opt script_opts[] = {
+	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
+	  JT_ARG_FILE },
+	{ 0, 'j', "json", NULL, "one JSON object per line" },
+	{ 0, 'f', "folded", NULL,
+	  "collapsed stacks (flamegraph.pl, inferno, speedscope); call chains "
+	  "need record -g" },
+	{ 0 },
+};
+
+const struct jt_cmd jt_cmd_script = {
+	.name = "script",
+	.summary = "every event and sample in time order",
+	.synopsis = "[-i FILE] [--json | --folded]",
+	.opts = script_opts,
+	.run = cmd_script,
+};
 
 static void text_head(struct jt_model *m, const char *type, uint64_t time,
 		      uint32_t pid, uint32_t tid, uint32_t cpu)
@@ -322,13 +333,6 @@ static void print_folded(struct script_ctx *c)
 
 int cmd_script(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	const char *input = "jittrace.data";
 	struct script_ctx c = {};
 	struct jt_pipe_ops ops = { .item = on_item, .ctx = &c, .named = true };
@@ -336,7 +340,7 @@ int cmd_script(int argc, char **argv)
 	struct jt_pipe p;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	while ((opt = jt_getopt(argc, argv, &jt_cmd_script)) != -1) {
 		switch (opt) {
 		case 'i':
 			input = optarg;
@@ -348,16 +352,17 @@ int cmd_script(int argc, char **argv)
 			c.folded = 1;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			jt_cmd_usage(stdout, &jt_cmd_script);
 			return 0;
 		default:
-			return jt_usage_error(usage, NULL);
+			return jt_cmd_error(&jt_cmd_script, NULL);
 		}
 	}
 	if (optind < argc)
-		return jt_usage_error(usage, "unexpected argument");
+		return jt_cmd_error(&jt_cmd_script, "unexpected argument");
 	if (c.json && c.folded)
-		return jt_usage_error(usage, "--json or --folded, not both");
+		return jt_cmd_error(&jt_cmd_script,
+				    "--json or --folded, not both");
 	if (jt_view_open(&s, input))
 		return 1;
 	c.s = &s;
