@@ -550,3 +550,78 @@ def test_version():
         want = run(["git", "-C", ROOT, "describe", "--tags", "--always", "--dirty"]).stdout
         assert out[0] == f"jittrace version {want}", (out[0], want)
     assert "--version" in run([JT, "--help"]).stdout
+
+
+def our_programs():
+    """Loaded programs of ours (jt_*), with the pids holding each."""
+    out = json.loads(run(["bpftool", "-j", "prog", "list"]).stdout)
+    return [p for p in out if p.get("name", "").startswith("jt_")]
+
+
+def test_record_returns_and_the_kernel_detaches_after():
+    """record returns once the recording is complete; a keeper it forks
+    holds the links (not the caller's pipes) until record has exited, and
+    then every program of ours is gone."""
+    def gone(within):
+        deadline = time.time() + within
+        while our_programs() and time.time() < deadline:
+            time.sleep(0.1)
+        return our_programs()
+
+    gone(60)  # an earlier test's keeper
+    p, data = record(["true"])
+    assert p.returncode == 0, p.stderr
+    assert "0 events lost" in p.stderr
+    left = gone(60)
+    assert not left, [(x["name"], x.get("pids")) for x in left]
+    # What it recorded is whole: the reader sees the FINISH record.
+    assert "truncated" not in run([JT, "report", "-i", data]).stderr
+
+
+def _records(path, want):
+    """The payloads of the records of type want, in file order."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = struct.unpack_from("<I", data, 12)[0]
+    while pos + 8 <= len(data):
+        rtype, size = struct.unpack_from("<II", data, pos)
+        if size < 8:
+            break
+        if rtype == want:
+            yield data[pos + 8:pos + size]
+        pos += (size + 7) & ~7
+
+
+def test_kernel_symbols_of_our_programs_are_the_kernels():
+    """/proc/kallsyms is read while the programs load, so the recorder
+    adds its own programs' symbols from what the kernel says of each: the
+    same addresses and names /proc/kallsyms lists while they run."""
+    import zlib
+    KALLSYMS = 8
+    stop = os.path.join(TMP, "kallsyms-stop")
+    data = os.path.join(TMP, "kallsyms.data")
+    p = subprocess.Popen([JT, "record", "-o", data, "--user", "nobody", "--", "sh", "-c",
+                          f"while [ ! -e {stop} ]; do sleep 0.05; done"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        # The probes line comes once everything is loaded and attached.
+        line = p.stderr.readline()
+        while line and not line.startswith("jittrace: probes:"):
+            line = p.stderr.readline()
+        live = set()
+        with open("/proc/kallsyms") as f:
+            for l in f:
+                if l.rstrip().endswith("[bpf]") and "_jt_" in l:
+                    a, _, name = l.split()[:3]
+                    live.add((int(a, 16), name))
+    finally:
+        open(stop, "w").close()
+        p.communicate(timeout=60)
+    assert p.returncode == 0
+    blob = next(_records(data, KALLSYMS))
+    text = zlib.decompress(blob[8:]).decode()
+    ours = {(int(l.split()[0], 16), l.split()[2]) for l in text.splitlines()
+            if l.endswith("[bpf]") and "_jt_" in l}
+    assert len(live) >= 8, live
+    assert live <= ours, sorted(live - ours)[:5]
+    print(f"    {len(live)} symbols of our programs, as /proc/kallsyms lists them")

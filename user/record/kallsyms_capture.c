@@ -1,79 +1,183 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * /proc/kallsyms at record time, text symbols only, compressed: kernel
- * samples resolve on another machine, or after a module unload.
- */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "record/kallsyms_capture.h"
 
-static int read_text_symbols(char **out, size_t *len)
+static int append(struct jt_kallsyms_capture *c, const char *s, size_t l)
+{
+	if (c->len + l > c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1 << 20;
+		char *b;
+
+		while (cap < c->len + l)
+			cap *= 2;
+		b = realloc(c->text, cap);
+		if (!b)
+			return -ENOMEM;
+		c->text = b;
+		c->cap = cap;
+	}
+	memcpy(c->text + c->len, s, l);
+	c->len += l;
+	return 0;
+}
+
+static int read_text_symbols(struct jt_kallsyms_capture *c)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
-	size_t cap = 1 << 20, n = 0;
-	char line[512], *buf = malloc(cap);
+	char line[512];
+	int err = 0;
 
-	if (!f || !buf) {
-		free(buf);
-		if (f)
-			fclose(f);
+	if (!f)
 		return -errno;
-	}
 	/* One read per 64 KiB, not per 1 KiB: 120K lines and more. */
 	setvbuf(f, NULL, _IOFBF, 64 << 10);
-	while (fgets(line, sizeof(line), f)) {
+	while (!err && fgets(line, sizeof(line), f)) {
 		size_t l = strlen(line);
 		const char *sp = memchr(line, ' ', l);
 
 		/* Text, and weak text (W): a weak function left out would
 		 * give its samples to the symbol before it. */
-		if (!sp || !sp[1] || !strchr("tTwW", sp[1]))
-			continue;
-		if (n + l > cap) {
-			char *b = realloc(buf, cap *= 2);
-
-			if (!b)
-				break;
-			buf = b;
-		}
-		memcpy(buf + n, line, l);
-		n += l;
+		if (sp && sp[1] && strchr("tTwW", sp[1]))
+			err = append(c, line, l);
 	}
 	fclose(f);
-	*out = buf;
-	*len = n;
-	return 0;
+	return err;
 }
 
-int jt_kallsyms_capture(struct jt_writer *w)
+static void *reader(void *arg)
 {
-	char *text;
-	size_t len;
+	struct jt_kallsyms_capture *c = arg;
+
+	c->err = read_text_symbols(c);
+	return NULL;
+}
+
+int jt_kallsyms_start(struct jt_kallsyms_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->started = !pthread_create(&c->thread, NULL, reader, c);
+	return c->started ? 0 : -EAGAIN;
+}
+
+/* The name the kernel gives function i of a program: bpf_get_prog_name. */
+static void prog_sym(char *buf, size_t len, const uint8_t *tag,
+		     const char *name)
+{
+	int n = snprintf(buf, len, "bpf_prog_");
+	int k;
+
+	for (k = 0; k < BPF_TAG_SIZE; k++)
+		n += snprintf(buf + n, len - n, "%02x", tag[k]);
+	if (name && *name)
+		snprintf(buf + n, len - n, "_%s", name);
+}
+
+/* Each function of the program at fd, as /proc/kallsyms lists it. */
+static int add_prog(struct jt_kallsyms_capture *c, int fd)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info), i, nfn;
+	struct bpf_func_info *fi = NULL;
+	uint64_t *addrs = NULL;
+	uint8_t(*tags)[BPF_TAG_SIZE] = NULL;
+	struct btf *btf = NULL;
+	char sym[256], line[320];
+	int err = -ENOMEM;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	nfn = info.nr_jited_ksyms;
+	if (!nfn)
+		return 0; /* not JITed, or addresses hidden from us */
+	addrs = calloc(nfn, sizeof(*addrs));
+	tags = calloc(nfn, sizeof(*tags));
+	fi = calloc(nfn, sizeof(*fi));
+	if (!addrs || !tags || !fi)
+		goto out;
+	info = (struct bpf_prog_info){
+		.nr_jited_ksyms = nfn,
+		.jited_ksyms = (uintptr_t)addrs,
+		.nr_prog_tags = nfn,
+		.prog_tags = (uintptr_t)tags,
+		.nr_func_info = nfn,
+		.func_info_rec_size = sizeof(*fi),
+		.func_info = (uintptr_t)fi,
+	};
+	len = sizeof(info);
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (err)
+		goto out;
+	if (info.nr_func_info == nfn && info.btf_id)
+		btf = btf__load_from_kernel_by_id(info.btf_id);
+	for (i = 0; i < nfn && i < info.nr_prog_tags && !err; i++) {
+		const struct btf_type *t =
+			btf ? btf__type_by_id(btf, fi[i].type_id) : NULL;
+
+		/* The main function goes by the program's tag, the others
+		 * by their own. */
+		prog_sym(sym, sizeof(sym), i ? tags[i] : info.tag,
+			 t  ? btf__name_by_offset(btf, t->name_off) :
+			 !i ? info.name :
+			      NULL);
+		snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\n",
+			 (unsigned long long)addrs[i], sym);
+		err = append(c, line, strlen(line));
+	}
+	btf__free(btf);
+out:
+	free(addrs);
+	free(tags);
+	free(fi);
+	return err;
+}
+
+void jt_kallsyms_abandon(struct jt_kallsyms_capture *c)
+{
+	if (c->started)
+		pthread_join(c->thread, NULL);
+	free(c->text);
+	memset(c, 0, sizeof(*c));
+}
+
+int jt_kallsyms_finish(struct jt_kallsyms_capture *c, struct jt_writer *w,
+		       const int *prog_fds, size_t n)
+{
 	uLongf zlen;
 	Bytef *z;
 	uint64_t hdr;
-	int err = read_text_symbols(&text, &len);
+	size_t i;
+	int err;
 
-	if (err)
-		return err;
+	if (c->started)
+		pthread_join(c->thread, NULL);
+	else
+		c->err = read_text_symbols(c);
+	err = c->err;
+	for (i = 0; i < n && !err; i++)
+		if (prog_fds[i] >= 0)
+			err = add_prog(c, prog_fds[i]);
 	/*
 	 * Level 4: 5% larger than 6 (900 KB for 5.4 MB here), in half the
 	 * time, at start-up that every recording waits for.
 	 */
-	zlen = compressBound(len);
-	z = malloc(zlen);
-	if (!z || compress2(z, &zlen, (Bytef *)text, len, 4) != Z_OK ||
-	    sizeof(hdr) + zlen > JT_REC_MAX - 64) {
-		free(z);
-		free(text);
-		return -E2BIG;
-	}
-	hdr = len;
-	err = jt_writer_add(w, JT_REC_KALLSYMS, &hdr, sizeof(hdr), z, zlen);
+	zlen = compressBound(c->len);
+	z = err ? NULL : malloc(zlen);
+	if (!err &&
+	    (!z || compress2(z, &zlen, (Bytef *)c->text, c->len, 4) != Z_OK ||
+	     sizeof(hdr) + zlen > JT_REC_MAX - 64))
+		err = -E2BIG;
+	hdr = c->len;
+	if (!err)
+		err = jt_writer_add(w, JT_REC_KALLSYMS, &hdr, sizeof(hdr), z,
+				    zlen);
 	free(z);
-	free(text);
+	free(c->text);
+	memset(c, 0, sizeof(*c));
 	return err;
 }

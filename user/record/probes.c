@@ -294,6 +294,9 @@ static const char *sibling_of(const char *fn)
 	return NULL;
 }
 
+/* A probe found no fn: kallsyms is read (once) for GCC's clones of it. */
+static bool clones_wanted;
+
 /*
  * The function to probe for a hook's fn on this kernel. 5.10 inlines
  * mm's do_fault into __handle_mm_fault, and its one do_fault symbol is
@@ -320,7 +323,7 @@ const char *jt_kfn_target(const char *fn)
 	for (i = 0; i < (int)(sizeof(sys) / sizeof(sys[0])); i++)
 		if (!strcmp(fn, sys[i][0]))
 			return sys[i][1];
-	k = ksym(fn);
+	k = clones_wanted ? ksym(fn) : NULL;
 	if (k && !k->n && k->clone[0])
 		return k->clone;
 	if (strcmp(fn, "do_fault"))
@@ -447,6 +450,11 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 		int err = try(jt_kfn_target(fn));
 		bool opt = hooks[h].kopt && !strcmp(fn, hooks[h].kopt) &&
 			   jt_kfeatures_legacy();
+
+		if (err == -ENOENT && !clones_wanted) {
+			clones_wanted = true;
+			err = try(jt_kfn_target(fn));
+		}
 
 		if (!err)
 			continue;
@@ -621,7 +629,10 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_TRACEPOINT);
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
 			bool skip = p->kskip[h] & 1 << i;
-			const char *to = jt_kfn_target(hp->kfn[i]);
+			/* Only fentry takes its target here (kallsyms' word) */
+			const char *to = t == JT_TIER_FENTRY ?
+						 jt_kfn_target(hp->kfn[i]) :
+						 hp->kfn[i];
 			struct bpf_program *fe;
 
 			set_autoload(obj, "jt_fe_%s", hp->kfn[i],
@@ -635,7 +646,9 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_KPROBE && !skip);
 		}
 		for (i = 0; i < 3 && hp->kret[i]; i++) {
-			const char *to = jt_kfn_target(hp->kret[i]);
+			const char *to = t == JT_TIER_FENTRY ?
+						 jt_kfn_target(hp->kret[i]) :
+						 hp->kret[i];
 			struct bpf_program *fx;
 
 			set_autoload(obj, "jt_fx_%s", hp->kret[i],
@@ -893,6 +906,42 @@ static size_t skel_links(struct bpf_object_skeleton *s, struct bpf_link **out,
 			*l = NULL;
 		}
 	}
+	return n;
+}
+
+size_t jt_probes_prog_fds(const struct jt_probes *p, int *fds, size_t max)
+{
+	struct bpf_object *objs[] = { p->skel ? p->skel->obj : NULL,
+				      p->snap ? p->snap->obj : NULL };
+	struct bpf_program *prog;
+	size_t n = 0, i;
+
+	for (i = 0; i < 2; i++) {
+		if (!objs[i])
+			continue;
+		bpf_object__for_each_program(
+			prog,
+			objs[i]) if (n < max && bpf_program__fd(prog) >= 0)
+			fds[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+size_t jt_probes_link_fds(const struct jt_probes *p, int *fds, size_t max)
+{
+	const struct bpf_object_skeleton *s[] = {
+		p->skel ? p->skel->skeleton : NULL,
+		p->snap ? p->snap->skeleton : NULL,
+	};
+	size_t n = 0, i;
+	int k;
+
+	for (i = 0; i < (size_t)p->nlinks && n < max; i++)
+		fds[n++] = bpf_link__fd(p->links[i]);
+	for (i = 0; i < 2; i++)
+		for (k = 0; s[i] && k < s[i]->prog_cnt && n < max; k++)
+			if (s[i]->progs[k].link && *s[i]->progs[k].link)
+				fds[n++] = bpf_link__fd(*s[i]->progs[k].link);
 	return n;
 }
 

@@ -79,6 +79,10 @@ int jt_probes_trace(struct jt_probes *p, pid_t pid);
 int jt_probes_attach(struct jt_probes *p);
 /* Events the BPF ring refused so far, summed over CPUs. */
 uint64_t jt_probes_lost(struct jt_probes *p);
+/* The fds of every loaded program (for their kernel symbols); how many. */
+size_t jt_probes_prog_fds(const struct jt_probes *p, int *fds, size_t max);
+/* The fds of every attached link, for jt_detach_after_exit; how many. */
+size_t jt_probes_link_fds(const struct jt_probes *p, int *fds, size_t max);
 void jt_probes_close(struct jt_probes *p);
 /* Mount tracefs and bpffs where missing; 0 or -errno. */
 int jt_ensure_tracefs(void);

@@ -26,6 +26,7 @@
 #include "lib/reserve.h"
 #include "live/jvmti.h"
 #include "record/buildids.h"
+#include "record/detach.h"
 #include "record/vdso.h"
 #include "record/jitfiles.h"
 #include "record/kallsyms_capture.h"
@@ -542,11 +543,13 @@ static void setup_failed(const char *what, int err, bool libbpf_hint)
 				" (-v shows libbpf's messages)");
 }
 
-static int setup(struct recorder *r, int argc, char **argv)
+/* The programs load while a thread reads the kernel's symbols. */
+static int setup_probes(struct recorder *r, struct jt_kallsyms_capture *ks)
 {
 	char buf[512];
 	int err;
 
+	jt_kallsyms_start(ks);
 	if (!r->o.all && !r->o.pid &&
 	    jt_target_identity(&r->target, r->o.user, r->o.run_as_root))
 		return -EPERM;
@@ -562,6 +565,14 @@ static int setup(struct recorder *r, int argc, char **argv)
 	}
 	jt_probes_describe(&r->probes, buf, sizeof(buf));
 	fprintf(stderr, "jittrace: probes: %s\n", buf);
+	return 0;
+}
+
+static int setup_rest(struct recorder *r, struct jt_kallsyms_capture *ks,
+		      int argc, char **argv)
+{
+	int fds[256], err = 0;
+
 	if (r->o.argv[0]) {
 		err = jt_target_spawn(&r->target, r->o.argv);
 		if (!err)
@@ -574,9 +585,12 @@ static int setup(struct recorder *r, int argc, char **argv)
 		err = open_perf(r);
 	if (!err)
 		err = write_meta(r, argc, argv);
-	/* After the load: our own programs are in it (kernel stacks of the
-	 * traced syscalls go through them). */
-	if (!err && jt_kallsyms_capture(&r->w))
+	/* With our own programs: kernel stacks of the traced syscalls go
+	 * through them. */
+	if (err)
+		jt_kallsyms_abandon(ks);
+	else if (jt_kallsyms_finish(ks, &r->w, fds,
+				    jt_probes_prog_fds(&r->probes, fds, 256)))
 		fprintf(stderr, "jittrace: /proc/kallsyms unreadable: kernel "
 				"samples will show as [kernel.kallsyms]\n");
 	if (!err)
@@ -584,6 +598,18 @@ static int setup(struct recorder *r, int argc, char **argv)
 	if (err)
 		setup_failed("setting up", err, false);
 	return err;
+}
+
+static int setup(struct recorder *r, int argc, char **argv)
+{
+	struct jt_kallsyms_capture ks;
+	int err = setup_probes(r, &ks);
+
+	if (err) {
+		jt_kallsyms_abandon(&ks);
+		return err;
+	}
+	return setup_rest(r, &ks, argc, argv);
 }
 
 /* Scripts wait for this line: everything is attached from here on. */
@@ -944,6 +970,15 @@ static void jvmti_attach(const struct record_opts *o)
 		jt_jvmti_attach(o->jvmti_path, &pid, o->pid ? 1 : 0);
 }
 
+/* The recording is complete: exit without waiting for the kernel. */
+static void detach_later(const struct jt_probes *p)
+{
+	int fds[2 * JT_MAX_LINKS + 64];
+
+	jt_detach_after_exit(fds,
+			     jt_probes_link_fds(p, fds, 2 * JT_MAX_LINKS + 64));
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recorder r = {};
@@ -986,6 +1021,7 @@ int cmd_record(int argc, char **argv)
 	finish(&r, r.target.pid || !r.o.argv[0] ? -1 : exit_code(status));
 	rc = r.o.argv[0] ? reap_target(&r, status) : (err ? 1 : 0);
 	jt_perf_close(&r.perf);
+	detach_later(&r.probes);
 	jt_probes_close(&r.probes);
 	jt_buildids_free(&r.bids);
 	jt_opener_free(&r.opener);
