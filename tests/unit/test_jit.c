@@ -355,9 +355,52 @@ static void test_table_load_reuse_move_unmap(void **state)
 	jt_jittab_free(&t);
 }
 
+/* Lookups past an eighth of the table go to the flat copy; a change, a
+ * fork's copy and every address in and between functions agree with it. */
+static void test_table_flat_copy_agrees(void **state)
+{
+	struct jt_jittab t = {}, child = {};
+	struct jt_jitsym s;
+	uint64_t i, a;
+
+	for (i = 0; i < 1000; i++) {
+		s = sym(0x100000 + i * 0x40, 0x30, i & 1 ? "odd" : "even");
+		jt_jittab_load(&t, &s);
+	}
+	for (i = 0; i < 200; i++)
+		jt_jittab_find(&t, 0x100000);
+	assert_true(t.flat.valid);
+	for (a = 0xfffc0; a < 0x100000 + 1000 * 0x40 + 0x40; a += 8) {
+		const struct jt_jitsym *f = jt_jittab_find(&t, a);
+		uint64_t off = a - 0x100000;
+
+		if (a < 0x100000 || off >= 1000 * 0x40 || off % 0x40 >= 0x30)
+			assert_null(f);
+		else
+			assert_int_equal(f->start, a - off % 0x40);
+	}
+	jt_jittab_copy(&child, &t);
+	s = sym(0x100000, 0x40 * 10, "big");
+	jt_jittab_load(&t, &s); /* ends the first ten, drops the copy */
+	assert_false(t.flat.valid);
+	assert_string_equal(jt_jittab_find(&t, 0x100000 + 0x40 * 9)->name,
+			    "big");
+	assert_string_equal(jt_jittab_find(&child, 0x100000 + 0x40 * 9)->name,
+			    "odd");
+	for (i = 0; i < 200; i++)
+		jt_jittab_find(&t, 0x100000);
+	assert_true(t.flat.valid);
+	assert_string_equal(jt_jittab_find(&t, 0x100000 + 0x40 * 9)->name,
+			    "big");
+	assert_null(jt_jittab_find(&t, 0x100000 + 0x40 * 10 + 0x30));
+	jt_jittab_free(&child);
+	jt_jittab_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_flat_copy_agrees),
 		cmocka_unit_test(test_jitdump_both_byte_orders),
 		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
 		cmocka_unit_test(test_tsc_conversion),

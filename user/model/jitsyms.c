@@ -27,11 +27,62 @@ static struct jt_tnode *dup(const struct jt_tnode *n)
 
 static const struct jt_treap_ops sym_ops = { dup, free_node };
 
-/* Tables start zeroed; the ops are set on first change. */
+static void flat_free(struct jt_jitflat *f)
+{
+	free(f->start);
+	free(f->sym);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Tables start zeroed; the ops are set on first change, which ends the
+ * flat copy. */
 static struct jt_treap *tree(struct jt_jittab *t)
 {
+	if (t->flat.valid || t->flat.misses)
+		flat_free(&t->flat);
 	t->t.ops = &sym_ops;
 	return &t->t;
+}
+
+static void flat_add(const struct jt_tnode *node, void *ctx)
+{
+	struct jt_jitflat *f = ctx;
+
+	f->start[f->n] = node->key;
+	f->sym[f->n++] = &SYMNODE(node)->s;
+}
+
+static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
+{
+	size_t n = jt_treap_count(t);
+
+	f->start = malloc((n + 1) * sizeof(*f->start));
+	f->sym = malloc((n + 1) * sizeof(*f->sym));
+	if (!f->start || !f->sym) {
+		flat_free(f);
+		return -ENOMEM;
+	}
+	f->n = 0;
+	jt_treap_walk(t->root, flat_add, f);
+	f->valid = 1;
+	return 0;
+}
+
+static const struct jt_jitsym *flat_find(const struct jt_jitflat *f,
+					 uint64_t addr)
+{
+	size_t lo = 0, hi = f->n;
+
+	/* the last start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->start[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && f->sym[lo - 1]->end > addr ? f->sym[lo - 1] : NULL;
 }
 
 /* The function holding addr, or NULL. */
@@ -84,8 +135,16 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
-	struct symnode *n = holding(&t->t, addr);
+	/* The flat copy is a cache of the table, not part of its value. */
+	struct jt_jitflat *f = (struct jt_jitflat *)&t->flat;
+	struct symnode *n;
 
+	if (f->valid)
+		return flat_find(f, addr);
+	if (++f->misses >= jt_treap_count(&t->t) / 8 + 16 &&
+	    !flat_build(f, &t->t))
+		return flat_find(f, addr);
+	n = holding(&t->t, addr);
 	return n ? &n->s : NULL;
 }
 
@@ -121,6 +180,7 @@ size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
 
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
+	flat_free(&dst->flat);
 	jt_treap_share(&dst->t, &src->t);
 	dst->t.ops = &sym_ops;
 	return 0;
@@ -128,6 +188,7 @@ int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 
 void jt_jittab_free(struct jt_jittab *t)
 {
+	flat_free(&t->flat);
 	jt_treap_clear(tree(t));
 	memset(t, 0, sizeof(*t));
 }
