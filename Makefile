@@ -154,6 +154,18 @@ $(GEN)/profile.pb-c.c: third_party/pprof/profile.proto
 
 $(GEN)/profile.pb-c.h: $(GEN)/profile.pb-c.c
 
+# jittrace html's script and style, compiled in as C strings.
+HTML_ASSETS := user/views/html/page.css user/views/html/page.js
+$(GEN)/html_assets.h: $(HTML_ASSETS)
+	@mkdir -p $(@D)
+	@for f in $^; do \
+		n=jt_page_$${f##*.}; \
+		echo "static const char $$n[] = {"; \
+		od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo "0 };"; \
+	done > $@
+$(OUT)/user/views/html.o: $(GEN)/html_assets.h
+
 $(GEN)/profile.pb-c.o: $(GEN)/profile.pb-c.c
 	$(CC) $(filter-out -Werror,$(JT_CFLAGS)) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 

@@ -7,7 +7,8 @@
 
 /* Each command's options and usage (lib/cli_opts.h), beside its code. */
 extern const struct jt_cmd jt_cmd_record, jt_cmd_maps, jt_cmd_report,
-	jt_cmd_audit, jt_cmd_script, jt_cmd_doctor, jt_cmd_export, jt_cmd_agent;
+	jt_cmd_audit, jt_cmd_script, jt_cmd_doctor, jt_cmd_export, jt_cmd_agent,
+	jt_cmd_html;
 
 int cmd_record(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
@@ -17,5 +18,6 @@ int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 #endif

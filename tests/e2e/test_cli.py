@@ -11,7 +11,8 @@ import subprocess
 
 from jt import BUILD, JT, ROOT, TMP, run
 
-COMMANDS = ["record", "maps", "audit", "report", "script", "export", "agent", "doctor"]
+COMMANDS = ["record", "maps", "audit", "report", "script", "export", "html", "agent",
+            "doctor"]
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9:_.]*$")
 
 

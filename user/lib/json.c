@@ -178,6 +178,21 @@ void jt_json_raw(struct jt_json *j, const char *json)
 	after(j);
 }
 
+int jt_json_raw_file(struct jt_json *j, FILE *src)
+{
+	char buf[65536];
+	size_t n;
+
+	value_check(j);
+	fflush(j->f);
+	rewind(src);
+	while ((n = fread(buf, 1, sizeof(buf), src)) > 0)
+		if (fwrite(buf, 1, n, j->f) != n)
+			return -1;
+	after(j);
+	return ferror(src) ? -1 : 0;
+}
+
 void jt_json_str_field(struct jt_json *j, const char *name, const char *s)
 {
 	jt_json_name(j, name);

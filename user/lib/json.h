@@ -43,6 +43,8 @@ void jt_json_bool(struct jt_json *j, bool v);
 void jt_json_null(struct jt_json *j);
 /* A whole value made by a jt_json_mem writer. */
 void jt_json_raw(struct jt_json *j, const char *json);
+/* The value is already JSON, in src from its start: copied; 0 or -1. */
+int jt_json_raw_file(struct jt_json *j, FILE *src);
 
 /* name, then value: the common case */
 void jt_json_str_field(struct jt_json *j, const char *name, const char *s);

@@ -19,6 +19,7 @@
 #include "model/pipeline.h"
 #include "model/symbolize.h"
 #include "live/audit_live.h"
+#include "views/audit.h"
 #include "views/audit_cow.h"
 #include "views/view.h"
 
@@ -562,12 +563,12 @@ static int cmp_finding(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static void print_json(const struct audit *a)
+static void print_json(const struct audit *a, FILE *f)
 {
 	struct jt_json j;
 	size_t i;
 
-	jt_json_init(&j, stdout);
+	jt_json_init(&j, f);
 	jt_json_array(&j);
 	for (i = 0; i < a->n; i++) {
 		const struct finding *f = &a->f[i];
@@ -592,7 +593,7 @@ static void print(struct audit *a, bool json)
 	size_t i, n;
 
 	if (json) {
-		print_json(a);
+		print_json(a, stdout);
 		return;
 	}
 	for (i = 0; i < a->n; i++) {
@@ -627,6 +628,8 @@ static void print(struct audit *a, bool json)
 		printf("no findings\n");
 }
 
+static int run_audit(struct audit *a, const char *in, FILE *json, bool talk);
+
 int cmd_audit(int argc, char **argv)
 {
 	const char *in = "jittrace.data";
@@ -636,13 +639,8 @@ int cmd_audit(int argc, char **argv)
 	pid_t pid = 0;
 	char *end;
 	struct audit a = {};
-	struct jt_pipe_ops ops = {
-		.item = on_item, .exited = exited, .ctx = &a, .named = true
-	};
-	struct jt_stream s;
-	struct jt_pipe p;
 	bool json = false;
-	int c, err;
+	int c;
 
 	while ((c = jt_getopt(argc, argv, &jt_cmd_audit)) != -1) {
 		switch (c) {
@@ -686,25 +684,52 @@ int cmd_audit(int argc, char **argv)
 		return jt_cmd_error(&jt_cmd_audit, "--kind is for recordings");
 	if (pid)
 		return jt_audit_live(pid, addrs, naddrs, json);
+	return run_audit(&a, in, json ? stdout : NULL, true);
+}
+
+/* Every finding of the recording in, as audit --json prints them. */
+int jt_audit_json(const char *in, FILE *out)
+{
+	struct audit a = {};
+
+	return run_audit(&a, in, out, false);
+}
+
+/*
+ * json: the findings as JSON to json; NULL: as text to stdout. talk: the
+ * loss footer too (to stdout, after text).
+ */
+static int run_audit(struct audit *a, const char *in, FILE *json, bool talk)
+{
+	struct jt_pipe_ops ops = {
+		.item = on_item, .exited = exited, .ctx = a, .named = true
+	};
+	struct jt_stream s;
+	struct jt_pipe p;
+	int err;
+
 	if (jt_view_open(&s, in))
 		return 1;
-	a.s = &s;
+	a->s = &s;
 	/* The writers of copied pages are named by the pipeline's namer. */
-	a.cow = audit_cow_new(&p.syms, add_finding, &a);
-	if (!a.cow) {
+	a->cow = audit_cow_new(&p.syms, add_finding, a);
+	if (!a->cow) {
 		jt_stream_free(&s);
 		return 1;
 	}
 	err = jt_view_run(&p, &s, in, &ops);
 	if (!err) {
-		finish(&a, &p.m);
-		if (a.n)
-			qsort(a.f, a.n, sizeof(*a.f), cmp_finding);
-		print(&a, json);
-		if (!json)
+		finish(a, &p.m);
+		if (a->n)
+			qsort(a->f, a->n, sizeof(*a->f), cmp_finding);
+		if (json)
+			print_json(a, json);
+		else
+			print(a, false);
+		if (!json && talk)
 			jt_print_loss_footer(stdout, &s, &p);
 	}
-	free_audit(&a);
+	free_audit(a);
 	jt_pipe_free(&p);
 	jt_stream_free(&s);
 	return err;
