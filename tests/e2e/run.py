@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Run every test_* function of tests/e2e/test_*.py; one line per test and
+"""Run every test_* function of tests/e2e/test_*.py (test_last_* at the end); one line per test and
 a closing 'N passed, N failed, N skipped' line. Exit 1 on any failure."""
 import importlib.util
 import os
@@ -12,33 +12,41 @@ sys.path.insert(0, HERE)
 import jt  # noqa: E402
 
 
-def main(only):
-    passed = failed = skipped = 0
+def tests():
+    """(file, module, test name) in file and name order; test_last_* after
+    every other test (they look at what the others left)."""
+    found = []
     for fname in sorted(os.listdir(HERE)):
         if not (fname.startswith("test_") and fname.endswith(".py")):
             continue
         spec = importlib.util.spec_from_file_location(fname[:-3], os.path.join(HERE, fname))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        for name in sorted(n for n in dir(mod) if n.startswith("test_")):
-            if only and not any(o in name for o in only):
-                continue
-            t0 = time.time()
-            jt.CURRENT = name
-            try:
-                if os.geteuid() != 0:
-                    raise jt.Skip("needs root: loads BPF programs and perf events")
-                getattr(mod, name)()
-            except jt.Skip as e:
-                skipped += 1
-                print(f"SKIP {fname}:{name}: {e}", flush=True)
-                continue
-            except Exception:
-                failed += 1
-                print(f"FAIL {fname}:{name}\n{traceback.format_exc()}", flush=True)
-                continue
-            passed += 1
-            print(f"ok   {fname}:{name} ({time.time() - t0:.1f}s)", flush=True)
+        found += [(fname, mod, n) for n in sorted(dir(mod)) if n.startswith("test_")]
+    return sorted(found, key=lambda t: t[2].startswith("test_last_"))
+
+
+def main(only):
+    passed = failed = skipped = 0
+    for fname, mod, name in tests():
+        if only and not any(o in name for o in only):
+            continue
+        t0 = time.time()
+        jt.CURRENT = name
+        try:
+            if os.geteuid() != 0:
+                raise jt.Skip("needs root: loads BPF programs and perf events")
+            getattr(mod, name)()
+        except jt.Skip as e:
+            skipped += 1
+            print(f"SKIP {fname}:{name}: {e}", flush=True)
+            continue
+        except Exception:
+            failed += 1
+            print(f"FAIL {fname}:{name}\n{traceback.format_exc()}", flush=True)
+            continue
+        passed += 1
+        print(f"ok   {fname}:{name} ({time.time() - t0:.1f}s)", flush=True)
     tier = f" (--tier {jt.TIER})" if jt.TIER else ""
     print(f"e2e{tier}: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
