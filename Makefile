@@ -63,6 +63,7 @@ APP_OBJS := $(patsubst %.c,$(OUT)/%.o,$(APP_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+BENCH_TOOLS := $(OUT)/bench/hookfloor
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
 	     $(OUT)/workloads/libjtcow.so $(OUT)/workloads/libjtdata.so
 
@@ -73,7 +74,7 @@ JDK_INCLUDE ?= $(firstword $(wildcard /usr/lib/jvm/default-java/include \
 		/usr/lib/jvm/java-17-openjdk-amd64/include /usr/lib/jvm/*/include))
 JVMTI_SO := $(OUT)/lib/jittrace/libjittrace-jvmti.so
 
-all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS)
+all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS) $(BENCH_TOOLS)
 
 # What make install and the Debian package ship. Man pages and
 # completions come from the binary's own option tables (jittrace __cli),
@@ -147,6 +148,18 @@ $(OUT)/tier_probe.skel.h: $(OUT)/bpf/tier_probe.bpf.o
 
 $(OUT)/exec_snap.skel.h: $(OUT)/bpf/exec_snap.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_snap_bpf > $@
+
+# The bench's floor: bare hooks on the mmap loop (tests/bench/hookfloor.c).
+$(OUT)/bench/hookfloor.bpf.o: tests/bench/hookfloor.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bench/hookfloor.skel.h: $(OUT)/bench/hookfloor.bpf.o
+	$(BPFTOOL) gen skeleton $< name hookfloor_bpf > $@
+
+$(OUT)/bench/hookfloor: tests/bench/hookfloor.c $(OUT)/bench/hookfloor.skel.h
+	$(CC) $(JT_CFLAGS) -I$(OUT)/bench $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
+		-lbpf -lelf -lz $(LDLIBS)
 
 $(GEN)/profile.pb-c.c: third_party/pprof/profile.proto
 	@mkdir -p $(@D)

@@ -1,62 +1,86 @@
 #!/bin/sh
 # Overhead per call of jittrace record against perf record -d on the same
-# loops, in the same run. Each loop times itself; the median of RUNS runs
-# is reported. usage: bench.sh BUILD_DIR
+# loops, in the same run. Each loop times itself; the minimum and the
+# median of RUNS (11) runs are reported, and for the calls loop the median
+# of each run's fastest block of 1,000 calls. usage: bench.sh BUILD_DIR
 out=${1:-build}
 jt=$out/jittrace
 wl=$out/workloads/mmloop
-runs=${RUNS:-7}
+runs=${RUNS:-11}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+minimum() { sort -n | head -1; }
 
-# ns per op of one run of: $1 (none|jittrace|perf) $2 (calls|touch) $3 (N)
+# ns per op of one run of: $1 (a tracer) $2 (calls|touch|...) $3 (N)
 one() {
 	case $1 in
 	none) $as_user $wl "$2" "$3" ;;
 	jittrace) $jt record -o "$tmp/jt.data" --user nobody -- $wl "$2" "$3" 2>/dev/null ;;
 	jtcow) $jt record $ev --cow -d -o "$tmp/jt.data" --user nobody -- $wl "$2" "$3" 2>/dev/null ;;
 	perf) perf record -q $ev -d -o "$tmp/perf.data" -- $as_user $wl "$2" "$3" 2>/dev/null ;;
-	esac | awk '/^ns_per_op/ {print $2}'
+	floor-*) $out/bench/hookfloor "${1#floor-}" -- $wl "$2" "$3" 2>/dev/null ;;
+	esac | awk '/^ns_per_op / {w = $2} /^ns_per_op_best / {b = $2}
+		END {print w, b}'
 }
 
 # Runs interleave (none, jittrace, perf, none, ...) so that drift in a
-# noisy machine's speed hits all three alike.
+# noisy machine's speed hits all alike. Each row gives the minimum (the
+# cost with the least interference) and the median of the runs.
 bench() {
-	: >"$tmp/none.all"; : >"$tmp/jittrace.all"; : >"$tmp/perf.all"
-	: >"$tmp/jtcow.all"
+	for t in none $tracers; do : >"$tmp/$t.all"; : >"$tmp/$t.best"; done
 	i=0
 	while [ $i -lt "$runs" ]; do
-		for t in none jittrace jtcow perf; do
-			one $t "$1" "$2" >>"$tmp/$t.all"
+		for t in none $tracers; do
+			one $t "$1" "$2" >"$tmp/one"
+			awk '{print $1}' "$tmp/one" >>"$tmp/$t.all"
+			awk 'NF > 1 {print $2}' "$tmp/one" >>"$tmp/$t.best"
 		done
 		i=$((i + 1))
 	done
-	for t in none jittrace jtcow perf; do
-		median <"$tmp/$t.all" >"$tmp/$t"
+	echo "$3"
+	stats="minimum:all median:all"
+	# The loop's fastest block of each run, as well (mmloop calls).
+	[ -s "$tmp/none.best" ] && stats="$stats median:best"
+	for s in $stats; do
+		stat=${s%:*} f=${s#*:}
+		base=$($stat <"$tmp/none.$f")
+		pbase=$($stat <"$tmp/perf.$f")
+		name=$stat
+		[ "$f" = best ] && name="best-blk"
+		for t in none $tracers; do
+			printf '%s %s\n' "$t" "$($stat <"$tmp/$t.$f")"
+		done | awk -v stat="$name" -v base="$base" -v perf="$pbase" -v ev="$ev" '
+		function label(t) {
+			if (t == "jtcow") return "jittrace " ev " --cow -d"
+			if (t == "perf") return "perf " ev " -d"
+			if (t ~ /^floor-/) return "floor: " substr(t, 7) " hooks"
+			return t
+		}
+		{
+			o = $2 - base
+			r = ($1 == "none" || $1 == "perf") ? "" : \
+			    (perf > base && o > 0 ? sprintf("  %.2fx perf", o / (perf - base)) : "  within noise")
+			if ($1 == "none")
+				printf "  %-7s %-28s %8.1f ns/op\n", stat, label($1), $2
+			else
+				printf "  %-7s %-28s %8.1f ns/op  overhead %+8.1f ns%s\n", stat, label($1), $2, o, r
+		}'
 	done
-	spread=$(sort -n "$tmp/none.all" | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}')
-	awk -v what="$3" -v base="$(cat "$tmp/none")" -v jt="$(cat "$tmp/jittrace")" \
-		-v perf="$(cat "$tmp/perf")" -v spread="$spread" \
-		-v cow="$(cat "$tmp/jtcow")" -v ev="$ev" 'BEGIN {
-		oj = jt - base; op = perf - base
-		printf "%s\n  no tracer %8.1f ns/op (runs spread %s)\n", what, base, spread
-		printf "  jittrace  %8.1f ns/op  overhead %+8.1f ns\n", jt, oj
-		printf "  jittrace %s --cow -d %8.1f ns/op  overhead %+8.1f ns\n", ev, cow, cow - base
-		printf "  perf %s -d %8.1f ns/op  overhead %+8.1f ns\n", ev, perf, op
-		printf "  overhead ratio jittrace/perf: %s; with --cow -d: %s\n",
-			(op > 0 && oj > 0 ? sprintf("%.2f", oj / op) : "within noise"),
-			(op > 0 && cow > base ? sprintf("%.2f", (cow - base) / op) : "within noise")
-	}'
 }
 
 command -v perf >/dev/null || { echo "bench: perf not installed" >&2; exit 1; }
-echo "median of $runs runs; sampling event: $(perf stat -e cycles true 2>&1 | grep -q 'not supported' && echo cpu-clock || echo cycles)"
+echo "$runs runs each; sampling event: $(perf stat -e cycles true 2>&1 | grep -q 'not supported' && echo cpu-clock || echo cycles)"
 # "jittrace --cow" rows record data addresses too (-d), as perf does.
 ev=
+# The floor: the same three syscall-exit tracepoints with nothing in them
+# (empty), with a record of a map event's size each (ring), and with a
+# VMA lookup at mmap's as well (lookup), read as jittrace reads its ring.
+tracers="jittrace jtcow perf floor-empty floor-ring floor-lookup"
 bench calls 200000 "mmap+mprotect+munmap (per loop)"
+tracers="jittrace jtcow perf"
 bench touch 200000 "page touch (per page)"
 # Copy-on-write cost: fault samples with data addresses in both tools.
 ev="-e page-faults"

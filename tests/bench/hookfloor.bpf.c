@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The floor under jittrace's mmap path: what a syscall-exit tracepoint
+ * program costs here with nothing in it, with one ring record of a map
+ * event's size, and with that plus one VMA lookup. The bench runs the
+ * same loop under each (tests/bench/hookfloor.c).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "jt_abi.h"
+
+/* 0: return at once; 1: a ring record; 2: a VMA lookup and a record. */
+const volatile __u32 mode;
+const volatile __u32 pid;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} floor_ring SEC(".maps");
+
+static long vma_end(struct task_struct *t, struct vm_area_struct *v, void *d)
+{
+	*(__u64 *)d = v->vm_end;
+	return 0;
+}
+
+static __always_inline int hook(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct jt_map_event *ev;
+	__u64 end = 0;
+
+	if (mode == 0 || id >> 32 != pid)
+		return 0;
+	if (mode == 2 && ret > 0)
+		bpf_find_vma(bpf_get_current_task_btf(), ret, vma_end, &end, 0);
+	ev = bpf_ringbuf_reserve(&floor_ring, sizeof(*ev), 0);
+	if (!ev)
+		return 0;
+	ev->h.pid = id >> 32;
+	ev->h.tid = id;
+	ev->h.time = bpf_ktime_get_ns();
+	ev->result = ret;
+	ev->vma.end = end;
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int floor_mmap(struct trace_event_raw_sys_exit *ctx)
+{
+	return hook(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_mprotect")
+int floor_mprotect(struct trace_event_raw_sys_exit *ctx)
+{
+	return hook(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int floor_munmap(struct trace_event_raw_sys_exit *ctx)
+{
+	return hook(0);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

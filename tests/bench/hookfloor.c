@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * hookfloor MODE -- CMD...: run CMD (as nobody) with tests/bench/
+ * hookfloor.bpf.c's programs attached in MODE (empty, ring, lookup), and
+ * read their ring as a recorder would, so that the bench can say what
+ * the hooks alone cost on the mmap loop, beside jittrace and perf.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "hookfloor.skel.h"
+
+static const char *const modes[] = { "empty", "ring", "lookup" };
+
+static int drop(void *ctx, void *data, size_t size)
+{
+	(*(unsigned long *)ctx)++;
+	return 0;
+}
+
+/* The child waits on the pipe until the programs know its pid. */
+static pid_t spawn(char **argv, int *go)
+{
+	struct passwd *pw = getpwnam("nobody");
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (!pw || pipe(p))
+		return -1;
+	pid = fork();
+	if (pid)
+		goto parent;
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1 || setgroups(0, NULL) ||
+	    setgid(pw->pw_gid) || setuid(pw->pw_uid))
+		_exit(126);
+	execvp(argv[0], argv);
+	_exit(127);
+parent:
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	struct hookfloor_bpf *skel;
+	struct ring_buffer *rb;
+	unsigned long n = 0;
+	int mode, go = -1, status;
+	pid_t pid;
+
+	for (mode = 0; argc > 3 && mode < 3; mode++)
+		if (!strcmp(argv[1], modes[mode]))
+			break;
+	if (argc < 4 || mode == 3 || strcmp(argv[2], "--")) {
+		fprintf(stderr,
+			"usage: hookfloor empty|ring|lookup -- CMD...\n");
+		return 2;
+	}
+	pid = spawn(argv + 3, &go);
+	skel = hookfloor_bpf__open();
+	if (pid < 0 || !skel)
+		return 1;
+	skel->rodata->mode = mode;
+	skel->rodata->pid = pid;
+	if (hookfloor_bpf__load(skel) || hookfloor_bpf__attach(skel)) {
+		fprintf(stderr, "hookfloor: cannot load: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.floor_ring), drop, &n,
+			      NULL);
+	if (!rb || write(go, "g", 1) != 1)
+		return 1;
+	/* Records come without wake-ups, as jittrace's do: read on a timer. */
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		usleep(10000);
+		ring_buffer__consume(rb);
+	}
+	ring_buffer__consume(rb);
+	fprintf(stderr, "hookfloor: %lu records\n", n);
+	ring_buffer__free(rb);
+	hookfloor_bpf__destroy(skel);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
