@@ -4,6 +4,7 @@ symlinked directories, a container's symlinked /tmp and root's own files
 planted where the recorder looks for JIT files. It must neither wait on
 them nor read what that user could not."""
 import os
+import pwd
 import re
 import signal
 import subprocess
@@ -86,11 +87,24 @@ def test_a_symlinked_directory_does_not_lead_to_root_files():
     assert MARKER.encode() not in open(data, "rb").read()
 
 
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+
+def euid_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return int(line.split()[2])
+    return None
+
+
 def test_a_root_owned_perf_map_is_refused_for_another_users_process():
     # Root wrote /tmp/perf-PID.map for nobody's process: perf accepts a
     # root-owned file for anyone; jittrace, for a root process only.
     target = subprocess.Popen([*AS_USER, "sleep", "30"])
     path = f"/tmp/perf-{target.pid}.map"
+    # setpriv is root until it execs sleep: attach to nobody's process.
+    wait_for("the target to run as nobody", lambda: euid_of(target.pid) == NOBODY)
     try:
         with open(path, "w") as f:
             f.write(f"1000 10 {MARKER}\n")
@@ -146,6 +160,8 @@ def test_a_containers_symlinked_tmp_stays_in_the_container():
 def test_audit_does_not_wait_on_a_fifo_perf_map():
     target = subprocess.Popen([*AS_USER, "sleep", "30"])
     path = f"/tmp/perf-{target.pid}.map"
+    # setpriv is root until it execs sleep: attach to nobody's process.
+    wait_for("the target to run as nobody", lambda: euid_of(target.pid) == NOBODY)
     try:
         run([*AS_USER, "mkfifo", path])
         p = run([JT, "audit", "-p", str(target.pid), "--json"], timeout=30)

@@ -111,11 +111,8 @@ static void count_alive(struct cutter *c, struct jt_model *m)
 			cow += jt_treap_count(&p->as->cow);
 			merged += coalesced(p->as);
 		}
-		syms += jt_treap_count(&p->jitdump.t) +
-			jt_treap_count(&p->perfmap.t);
-		if ((jt_treap_count(&p->jitdump.t) ||
-		     jt_treap_count(&p->perfmap.t)) &&
-		    n < JT_AGENT_JIT_PIDS)
+		syms += jt_proc_jit_count(p);
+		if (jt_proc_jit_count(p) && n < JT_AGENT_JIT_PIDS)
 			a->jit_pids[n++] = p->pid;
 	}
 	a->njit_pids = n;

@@ -229,11 +229,13 @@ int jt_chain_inlined(struct jt_chains *c, struct jt_model *m, uint32_t pid,
 		     uint64_t ip, bool call, const char **out, int max)
 {
 	struct jt_proc *p = jt_model_find(m, pid);
-	const struct jt_jitsym *j =
-		p ? jt_jittab_find(&p->jitdump, call ? ip - 1 : ip) : NULL;
-	struct jitcfi *n = j ? jit_extra(c, pid, j) : NULL;
+	const struct jt_jitsym *j;
+	struct jitcfi *n;
 	uint32_t lo = 0, hi, i, k;
 
+	jt_model_jit_warm(m, p, call ? ip - 1 : ip);
+	j = p ? jt_jittab_find(&p->jitdump, call ? ip - 1 : ip) : NULL;
+	n = j ? jit_extra(c, pid, j) : NULL;
 	if (!n || !n->npcs)
 		return 0;
 	/* A return address has its own PcDesc; elsewhere, the next one. */
@@ -386,6 +388,7 @@ static struct jt_tramp *python_of(struct jt_syms *y, struct jt_proc *p)
 struct uw_ctx {
 	struct jt_syms *y;
 	struct jt_proc *p;
+	struct jt_model *m;
 };
 
 /* JIT code: its own CFI, a trampoline's rule, else its frame pointer. */
@@ -434,6 +437,7 @@ static void find(void *ctx, uint64_t pc, bool leaf, struct jt_uw_src *src)
 	src->how = JT_UW_NONE;
 	if (!g || !(g->prot & PROT_EXEC))
 		return;
+	jt_model_jit_warm(c->m, c->p, look);
 	if ((j = jt_jittab_find(&c->p->jitdump, look))) {
 		jit_rule(c, j, true, pc, src);
 	} else if ((j = jt_jittab_find(&c->p->perfmap, look))) {
@@ -473,7 +477,7 @@ int jt_chain_unwind(struct jt_syms *y, struct jt_model *m,
 	struct jt_sample_user u;
 	struct jt_uw_regs regs;
 	struct jt_uw_stack st;
-	struct uw_ctx c = { y, jt_model_find(m, smp->pid) };
+	struct uw_ctx c = { y, jt_model_find(m, smp->pid), m };
 
 	*end = y->s->foreign_arch ? JT_UW_END_ARCH : JT_UW_END_NOREGS;
 	if (y->s->foreign_arch ||

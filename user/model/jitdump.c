@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,20 +329,27 @@ void jt_perfmap_free(struct jt_perfmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* A hex digit's value, or -1: isxdigit() and tolower() ask the locale. */
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 static bool hex_field(const char **p, const char *end, uint64_t *out)
 {
 	const char *s = *p;
-	int digits = 0;
+	int digits = 0, d;
 
 	*out = 0;
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	for (; s < end && isxdigit((unsigned char)*s); s++, digits++) {
+	for (; s < end && (d = hex_digit(*s)) >= 0; s++, digits++) {
 		if (digits == 16)
 			return false;
-		*out = *out << 4 |
-		       (isdigit((unsigned char)*s) ? *s - '0' :
-						     (tolower(*s) - 'a' + 10));
+		*out = *out << 4 | d;
 	}
 	if (!digits || s == end || *s != ' ')
 		return false;
@@ -399,6 +405,12 @@ int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 			m->stats.skipped += !!nl;
 			m->len = nl ? 0 : PERFMAP_LINE_MAX + 1;
 			p += n + !!nl;
+			continue;
+		}
+		/* A whole line in the piece is read where it is. */
+		if (!m->len && nl) {
+			parse_line(m, p, n, time, pid, fn, ctx);
+			p = nl + 1;
 			continue;
 		}
 		if (append((unsigned char **)&m->buf, &m->len, &m->cap, p, n))

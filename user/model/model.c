@@ -20,12 +20,18 @@ void jt_model_init(struct jt_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void jit_free(struct jt_proc *p)
+{
+	jt_jittab_free(&p->jitdump);
+	jt_jittab_free(&p->perfmap);
+	jt_jitlog_free(&p->jitlog);
+}
+
 static void proc_free(struct jt_proc *p)
 {
 	free(p->exec_cow);
 	jt_aspace_put(p->as);
-	jt_jittab_free(&p->jitdump);
-	jt_jittab_free(&p->perfmap);
+	jit_free(p);
 	free(p);
 }
 
@@ -196,11 +202,31 @@ static void apply_mmap(struct jt_model *m, struct jt_aspace *as,
 	check(m, jt_aspace_map(as, &r));
 }
 
-/* Code in a range that is unmapped or replaced is gone. */
-static void jit_cut(struct jt_proc *p, uint64_t start, uint64_t end)
+static void jit_cut_tables(struct jt_proc *p, uint64_t start, uint64_t end)
 {
 	jt_jittab_cut(&p->jitdump, start, end);
 	jt_jittab_cut(&p->perfmap, start, end);
+}
+
+static void jit_replay(struct jt_model *m, struct jt_proc *p);
+static bool jit_log(struct jt_proc *p, const struct jt_jit_item *j);
+
+/*
+ * Code in a range that is unmapped or replaced is gone. Records still
+ * in the log come after the tables' contents: so must the cut.
+ */
+static void jit_cut(struct jt_model *m, struct jt_proc *p, uint64_t start,
+		    uint64_t end)
+{
+	struct jt_jit_item c = { .op = JT_JITLOG_CUT,
+				 .addr = start,
+				 .size = end - start };
+
+	if (start >= end || (p->jitlog.n && jit_log(p, &c)))
+		return;
+	if (p->jitlog.n)
+		jit_replay(m, p);
+	jit_cut_tables(p, start, end);
 }
 
 /* A System V segment: a shared mapping of its shmem file. */
@@ -226,14 +252,15 @@ static void apply_shmat(struct jt_model *m, struct jt_aspace *as,
 }
 
 /* shmdt names only the address: the segment attached there goes. */
-static void apply_shmdt(struct jt_proc *p, struct jt_aspace *as, uint64_t addr)
+static void apply_shmdt(struct jt_model *m, struct jt_proc *p,
+			struct jt_aspace *as, uint64_t addr)
 {
 	const struct jt_region *r = jt_aspace_find(as, addr);
 
 	if (r && r->start == addr && r->origin == JT_EV_SHMAT) {
 		uint64_t start = r->start, end = r->end;
 
-		jit_cut(p, start, end);
+		jit_cut(m, p, start, end);
 		jt_aspace_cut(as, start, end);
 	}
 }
@@ -409,7 +436,7 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		return;
 	switch (ev->h.type) {
 	case JT_EV_MMAP:
-		jit_cut(p, ev->result, ev->result + JT_PAGE_ALIGN(a[1]));
+		jit_cut(m, p, ev->result, ev->result + JT_PAGE_ALIGN(a[1]));
 		apply_mmap(m, as, ev);
 		break;
 	case JT_EV_MPROTECT:
@@ -417,12 +444,12 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 					   a[2]));
 		break;
 	case JT_EV_MUNMAP:
-		jit_cut(p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
+		jit_cut(m, p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
 		check(m, jt_aspace_cut(as, a[0], a[0] + JT_PAGE_ALIGN(a[1])));
 		break;
 	case JT_EV_MREMAP:
 		if (!(a[3] & MREMAP_DONTUNMAP) && ev->result != (int64_t)a[0])
-			jit_cut(p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
+			jit_cut(m, p, a[0], a[0] + JT_PAGE_ALIGN(a[1]));
 		check(m, jt_aspace_remap(as, a[0], JT_PAGE_ALIGN(a[1]),
 					 ev->result, JT_PAGE_ALIGN(a[2]),
 					 a[3] & MREMAP_DONTUNMAP, ev->h.time));
@@ -434,7 +461,7 @@ static void apply_map_event(struct jt_model *m, const struct jt_map_event *ev)
 		apply_shmat(m, as, ev);
 		break;
 	case JT_EV_SHMDT:
-		apply_shmdt(p, as, a[0]);
+		apply_shmdt(m, p, as, a[0]);
 		break;
 	}
 	observe(as, ev);
@@ -459,7 +486,8 @@ static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
 	child->nspid = ev->child_nspid;
 	/* The child runs copies of the parent's code pages. */
 	if (jt_jittab_copy(&child->jitdump, &parent->jitdump) ||
-	    jt_jittab_copy(&child->perfmap, &parent->perfmap))
+	    jt_jittab_copy(&child->perfmap, &parent->perfmap) ||
+	    jt_jitlog_copy(&child->jitlog, &parent->jitlog))
 		m->stats.nomem++;
 	if (ev->flags & JT_FORK_VM) {
 		child->as = aspace_of(m, parent);
@@ -500,8 +528,7 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 	/* Its snapshot's VMA records carry the EXEC's time. */
 	if (p->n_exec_cow)
 		p->exec_ns = ev->h.time;
-	jt_jittab_free(&p->jitdump);
-	jt_jittab_free(&p->perfmap);
+	jit_free(p);
 }
 
 static void reap_later(struct jt_model *m, struct jt_proc *p)
@@ -531,8 +558,7 @@ static void apply_exit(struct jt_model *m, const struct jt_exit_event *ev)
 	 * one side changes them, and a parent that goes on loading code
 	 * would copy them for a child that is gone.
 	 */
-	jt_jittab_free(&p->jitdump);
-	jt_jittab_free(&p->perfmap);
+	jit_free(p);
 	reap_later(m, p);
 }
 
@@ -675,20 +701,12 @@ static struct jt_proc *jit_owner(struct jt_model *m, uint32_t pid)
 	return p;
 }
 
-void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
+static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
+			  const struct jt_jit_item *j)
 {
-	struct jt_proc *p;
 	struct jt_jittab *t;
 	struct jt_jitsym s;
 
-	m->now = j->time;
-	p = jit_owner(m, j->pid);
-	if (!p)
-		return;
-	if (p->jit_evicted) {
-		m->stats.jit_evicted++;
-		return;
-	}
 	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
 	switch (j->op) {
 	case JT_JIT_LOAD: {
@@ -712,7 +730,106 @@ void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
 			jt_jittab_cut(t, old->start, old->end);
 		break;
 	}
+	case JT_JITLOG_CUT:
+		jit_cut_tables(p, j->addr, j->addr + j->size);
+		break;
 	}
+}
+
+/* [lo, hi) grown to the whole of t's function that holds addr. */
+static void widen_by(const struct jt_jittab *t, uint64_t addr, uint64_t *lo,
+		     uint64_t *hi)
+{
+	const struct jt_jitsym *s = jt_jittab_find(t, addr);
+
+	if (!s)
+		return;
+	if (s->start < *lo)
+		*lo = s->start;
+	if (s->end > *hi)
+		*hi = s->end;
+}
+
+/*
+ * Where j changes what p's tables say: its own range, and the whole of
+ * each function in the tables it cuts into (a cut takes a function
+ * whole), or moves or unloads. Functions an earlier log entry loaded
+ * are in the log's range already.
+ */
+static void jit_reach(const struct jt_proc *p, const struct jt_jit_item *j,
+		      uint64_t *lo, uint64_t *hi)
+{
+	const struct jt_jittab *t =
+		j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
+	uint64_t a = j->addr, b = j->addr + (j->size ? j->size : 1);
+
+	*lo = a;
+	*hi = b;
+	if (j->op == JT_JIT_MOVE)
+		widen_by(t, j->old_addr, lo, hi);
+	if (j->op == JT_JIT_UNLOAD)
+		widen_by(t, a, lo, hi);
+	if (j->op == JT_JITLOG_CUT) {
+		widen_by(&p->jitdump, a, lo, hi);
+		widen_by(&p->jitdump, b - 1, lo, hi);
+		t = &p->perfmap;
+	}
+	widen_by(t, a, lo, hi);
+	widen_by(t, b - 1, lo, hi);
+}
+
+/* true: j waits in the log; false: the log is full or memory is out. */
+static bool jit_log(struct jt_proc *p, const struct jt_jit_item *j)
+{
+	uint64_t lo, hi;
+
+	if (p->jitlog.n >= JT_JITLOG_MAX)
+		return false;
+	jit_reach(p, j, &lo, &hi);
+	return !jt_jitlog_add(&p->jitlog, j, lo, hi);
+}
+
+/* The log into the tables, in order: they are up to date after. */
+static void jit_replay(struct jt_model *m, struct jt_proc *p)
+{
+	struct jt_jitlog l = p->jitlog;
+	size_t i;
+
+	memset(&p->jitlog, 0, sizeof(p->jitlog));
+	for (i = 0; i < l.n; i++)
+		apply_jit_now(m, p, &l.e[i]);
+	jt_jitlog_free(&l);
+}
+
+void jt_model_jit_warm(struct jt_model *m, struct jt_proc *p, uint64_t addr)
+{
+	if (p && jt_jitlog_covers(&p->jitlog, addr))
+		jit_replay(m, p);
+}
+
+size_t jt_proc_jit_count(const struct jt_proc *p)
+{
+	return jt_treap_count(&p->jitdump.t) + jt_treap_count(&p->perfmap.t) +
+	       p->jitlog.n;
+}
+
+void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)
+{
+	struct jt_proc *p;
+
+	m->now = j->time;
+	p = jit_owner(m, j->pid);
+	if (!p)
+		return;
+	if (p->jit_evicted) {
+		m->stats.jit_evicted++;
+		return;
+	}
+	if (m->lazy_jit && jit_log(p, j))
+		return;
+	if (p->jitlog.n)
+		jit_replay(m, p);
+	apply_jit_now(m, p, j);
 }
 
 void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
@@ -748,8 +865,7 @@ void jt_model_evict_jit(struct jt_model *m, uint32_t pid)
 
 	if (!p)
 		return;
-	jt_jittab_free(&p->jitdump);
-	jt_jittab_free(&p->perfmap);
+	jit_free(p);
 	p->jit_evicted = true;
 }
 

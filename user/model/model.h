@@ -14,6 +14,7 @@
 #include "lib/hash.h"
 #include "lib/strtab.h"
 #include "model/aspace.h"
+#include "model/jitlog.h"
 #include "model/jitsyms.h"
 #include "model/stream.h"
 
@@ -35,6 +36,11 @@ struct jt_proc {
 	struct jt_jittab perfmap;
 	/* Its JIT tables were given up for memory: its records are dropped. */
 	bool jit_evicted;
+	/*
+	 * Records since the tables were last brought up to date (a lazy
+	 * model): the tables hold what came before, the log the rest.
+	 */
+	struct jt_jitlog jitlog;
 	/*
 	 * Pages execve wrote in the new image before the EXEC event: held
 	 * until the exec snapshot maps the regions they lie in.
@@ -94,6 +100,11 @@ struct jt_model {
 	unsigned int seen_next;
 	/* What the last JIT load ended at its start address, for audits. */
 	struct jt_jitsym replaced;
+	/*
+	 * JIT records wait in each process's log until a lookup needs them
+	 * (jt_model_jit_warm). Only the naming model: replaced stays unset.
+	 */
+	bool lazy_jit;
 };
 
 void jt_model_init(struct jt_model *m);
@@ -123,6 +134,13 @@ bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
  */
 /* Advance the JIT tables by one jitdump record or perf-map line. */
 void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j);
+/*
+ * Bring p's JIT tables up to date for a lookup of addr: replay its log
+ * when the log touches addr (a lazy model). Call before reading them.
+ */
+void jt_model_jit_warm(struct jt_model *m, struct jt_proc *p, uint64_t addr);
+/* p's JIT functions, counting those still in its log. */
+size_t jt_proc_jit_count(const struct jt_proc *p);
 /* Free pid's JIT tables and drop its later JIT records (a memory cap). */
 void jt_model_evict_jit(struct jt_model *m, uint32_t pid);
 void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,

@@ -150,6 +150,9 @@ struct jt_stream {
 	size_t nparked;
 	size_t parked_head;
 	size_t parked_cap;
+	char *parked_bytes; /* their payloads, in order */
+	size_t parked_len;
+	size_t parked_bytes_cap;
 	struct jt_strtab strs;
 	void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;

@@ -197,6 +197,7 @@ void jt_syms_resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 		return;
 	}
 	p = jt_model_find(m, pid);
+	jt_model_jit_warm(m, p, ip);
 	if (p && jit_symbol(y, p, ip, r)) {
 		g = p->as ? jt_aspace_find(p->as, ip) : NULL;
 		if (g) {
@@ -383,7 +384,7 @@ static bool may_be_jit(const struct jt_proc *p, const struct jt_region *g)
 		return false;
 	if (g->kind != JT_RK_FILE)
 		return true;
-	return p && (p->jitdump.t.root || p->perfmap.t.root);
+	return p && jt_proc_jit_count(p);
 }
 
 /* Wait for a late code record where r is executable code no one named. */

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A lazy model (JIT records logged until a lookup needs them) names every
+ * address as an eager one does, through loads, moves, unloads, the cuts
+ * of mmap and munmap, and forks; and builds no table no lookup needed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <sys/mman.h>
+#include "model/model.h"
+
+#define P(n) (0x7f0000000000ULL + (n)*4096ULL)
+#define PAGES 64
+
+static uint64_t clock_ns = 1000;
+static const char *const names[] = { "a", "b", "c", "d", "e", "f", "g" };
+
+static void hdr(struct jt_hdr *h, uint16_t type, uint32_t size, uint32_t pid)
+{
+	h->type = type;
+	h->size = size;
+	h->pid = pid;
+	h->tid = pid;
+	h->time = clock_ns;
+}
+
+static void map_ev(struct jt_model *m, uint16_t type, uint32_t pid, int page,
+		   int pages)
+{
+	struct jt_map_event ev = {};
+
+	ev.args[0] = P(page);
+	ev.args[1] = pages * 4096;
+	ev.args[2] = PROT_READ | PROT_EXEC;
+	ev.args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	ev.result = type == JT_EV_MMAP ? (int64_t)P(page) : 0;
+	ev.vma = (struct jt_vma){ P(page), P(page + pages), 0x5, 0 };
+	ev.vma_last = ev.vma;
+	hdr(&ev.h, type, sizeof(ev), pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void fork_ev(struct jt_model *m, uint32_t parent, uint32_t child)
+{
+	struct jt_fork_event ev = { .child_pid = child, .child_tid = child };
+
+	hdr(&ev.h, JT_EV_FORK, sizeof(ev), parent);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+static void jit(struct jt_model *m, uint32_t pid, uint16_t op, uint16_t source,
+		uint64_t addr, uint64_t old, uint64_t size, const char *name)
+{
+	struct jt_jit_item j = { .time = clock_ns,
+				 .pid = pid,
+				 .op = op,
+				 .source = source,
+				 .addr = addr,
+				 .old_addr = old,
+				 .size = size,
+				 .name = name };
+
+	jt_model_apply_jit(m, &j);
+}
+
+/* Both models, the same event. */
+static struct jt_model eager, lazy;
+static unsigned long named; /* lookups that found a function */
+
+static void both_map(uint16_t type, uint32_t pid, int page, int pages)
+{
+	map_ev(&eager, type, pid, page, pages);
+	map_ev(&lazy, type, pid, page, pages);
+}
+
+static void both_jit(uint32_t pid, uint16_t op, uint16_t source, uint64_t addr,
+		     uint64_t old, uint64_t size, const char *name)
+{
+	jit(&eager, pid, op, source, addr, old, size, name);
+	jit(&lazy, pid, op, source, addr, old, size, name);
+}
+
+static const struct jt_jitsym *find(struct jt_proc *p, uint64_t addr)
+{
+	const struct jt_jitsym *j = jt_jittab_find(&p->jitdump, addr);
+
+	return j ? j : jt_jittab_find(&p->perfmap, addr);
+}
+
+static void same_at(uint32_t pid, uint64_t addr)
+{
+	struct jt_proc *e = jt_model_find(&eager, pid);
+	struct jt_proc *l = jt_model_find(&lazy, pid);
+	const struct jt_jitsym *a, *b;
+
+	assert_non_null(e);
+	assert_non_null(l);
+	jt_model_jit_warm(&lazy, l, addr);
+	a = find(e, addr);
+	b = find(l, addr);
+	assert_int_equal(!a, !b);
+	if (!a)
+		return;
+	named++;
+	assert_int_equal(a->start, b->start);
+	assert_int_equal(a->end, b->end);
+	assert_ptr_equal(a->name, b->name);
+}
+
+static uint64_t any_addr(void)
+{
+	return P(rand() % PAGES) + (rand() % 64) * 64;
+}
+
+static void both_fork(uint32_t pid, uint32_t *pids, int *npids)
+{
+	uint32_t child = 1000 + *npids;
+
+	fork_ev(&eager, pid, child);
+	fork_ev(&lazy, pid, child);
+	pids[(*npids)++] = child;
+}
+
+static void one_step(uint32_t *pids, int *npids)
+{
+	uint32_t pid = pids[rand() % *npids];
+	int r = rand() % 100, page = rand() % PAGES;
+	uint16_t src = rand() % 2 ? JT_SRC_JITDUMP : JT_SRC_PERFMAP;
+
+	clock_ns++;
+	if (r < 45)
+		both_jit(pid, JT_JIT_LOAD, src, any_addr(), 0,
+			 64 * (1 + rand() % 32), names[rand() % 7]);
+	else if (r < 52)
+		both_jit(pid, JT_JIT_MOVE, JT_SRC_JITDUMP, any_addr(),
+			 any_addr(), 64 * (1 + rand() % 8), NULL);
+	else if (r < 58)
+		both_jit(pid, JT_JIT_UNLOAD, JT_SRC_JITDUMP, any_addr(), 0, 0,
+			 NULL);
+	else if (r < 63)
+		both_map(JT_EV_MMAP, pid, page, 1 + rand() % 4);
+	else if (r < 68)
+		both_map(JT_EV_MUNMAP, pid, page, 1 + rand() % 4);
+	else if (r < 70 && *npids < 8)
+		both_fork(pid, pids, npids);
+	else if (r < 80)
+		same_at(pid, any_addr());
+}
+
+static void test_lazy_names_as_eager(void **state)
+{
+	uint32_t pids[8] = { 100 };
+	int npids, round, i, k;
+
+	for (round = 0; round < 40; round++) {
+		srand(round + 1);
+		jt_model_init(&eager);
+		jt_model_init(&lazy);
+		lazy.lazy_jit = true;
+		npids = 1;
+		both_map(JT_EV_MMAP, 100, 0, PAGES);
+		for (i = 0; i < 2000; i++)
+			one_step(pids, &npids);
+		/* Then every address of every process. */
+		for (k = 0; k < npids; k++)
+			for (i = 0; i < PAGES * 64; i++)
+				same_at(pids[k], P(0) + i * 64);
+		jt_model_free(&eager);
+		jt_model_free(&lazy);
+	}
+	/* The comparisons were of functions, not only of empty tables. */
+	assert_true(named > 40 * 1000);
+}
+
+static void test_tables_wait_for_a_lookup(void **state)
+{
+	struct jt_model m;
+	struct jt_proc *p;
+	int i;
+
+	jt_model_init(&m);
+	m.lazy_jit = true;
+	map_ev(&m, JT_EV_MMAP, 7, 0, PAGES);
+	for (i = 0; i < 100; i++)
+		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8) + i * 64, 0, 64,
+		    "f");
+	p = jt_model_find(&m, 7);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	assert_int_equal(p->jitlog.n, 100);
+	assert_int_equal(jt_proc_jit_count(p), 100);
+	/* Outside what the log touches: nothing is built. */
+	jt_model_jit_warm(&m, p, P(1));
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	jt_model_jit_warm(&m, p, P(8) + 5 * 64);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 100);
+	assert_int_equal(p->jitlog.n, 0);
+	/* A cut with nothing logged goes to the tables at once. */
+	map_ev(&m, JT_EV_MUNMAP, 7, 8, 1);
+	assert_int_equal(p->jitlog.n, 0);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 36);
+	jt_model_free(&m);
+}
+
+static void test_log_is_bounded(void **state)
+{
+	struct jt_model m;
+	struct jt_proc *p;
+	int i;
+
+	jt_model_init(&m);
+	m.lazy_jit = true;
+	map_ev(&m, JT_EV_MMAP, 7, 0, PAGES);
+	/* One address rewritten: the table keeps one, a log would all. */
+	for (i = 0; i < 3 * JT_JITLOG_MAX; i++)
+		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8), 0, 64, "f");
+	p = jt_model_find(&m, 7);
+	assert_true(p->jitlog.n < JT_JITLOG_MAX);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 1);
+	jt_model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lazy_names_as_eager),
+		cmocka_unit_test(test_tables_wait_for_a_lookup),
+		cmocka_unit_test(test_log_is_bounded),
+	};
+
+	return cmocka_run_group_tests_name("jitlog", tests, NULL, NULL);
+}
