@@ -48,31 +48,72 @@ struct jt_mapwrite {
 	uint64_t time;
 };
 
+/*
+ * Parked pieces are copied one after another into chunks, freed in
+ * order once read: a malloc per piece, among the small items' frees,
+ * made glibc consolidate its fast bins at each (8% of the agent's time
+ * under process churn), and one growing buffer kept twice its peak.
+ */
+#define PARK_CHUNK (1 << 20)
+
+struct jt_park_chunk {
+	struct jt_park_chunk *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
 /* A JIT file piece, held until the rounds pass the time it was read. */
 struct jt_parked {
 	uint64_t read_time;
-	size_t off; /* of its copy of the JT_REC_JIT payload in parked_bytes */
+	void *rec; /* its copy of the JT_REC_JIT payload, in chunk */
+	struct jt_park_chunk *chunk;
 	uint32_t len;
 };
 
 /* Writes older than this when a new one comes were made to no line. */
 #define STALE_WRITE_NS (10 * 1000000000ULL)
 
+/*
+ * Small items come and go by the ten thousand a second (a perf-map line
+ * each): a malloc and a free each were a tenth of the agent's time under
+ * process churn. What the pool keeps is bounded; the rest is freed.
+ */
+#define ITEM_POOL_MAX 4096
+
+static struct jt_item *item_alloc(struct jt_stream *s, size_t len)
+{
+	bool small = sizeof(struct jt_item) + len <= JT_ITEM_POOL_SIZE;
+	struct jt_item *it = NULL;
+
+	if (small && s->pool) {
+		it = s->pool;
+		s->pool = (struct jt_item *)it->data;
+		s->npool--;
+	} else {
+		it = malloc(small ? JT_ITEM_POOL_SIZE : sizeof(*it) + len);
+	}
+	if (!it)
+		s->err = -ENOMEM;
+	else
+		it->pooled = small;
+	return it;
+}
+
 static struct jt_item *new_item2(struct jt_stream *s, uint16_t kind,
 				 uint64_t time, const void *data, uint32_t len,
 				 const void *more, uint32_t more_len)
 {
-	struct jt_item *it = malloc(sizeof(*it) + len + more_len);
+	struct jt_item *it = item_alloc(s, len + more_len);
 
-	if (!it) {
-		s->err = -ENOMEM;
+	if (!it)
 		return NULL;
-	}
 	*it = (struct jt_item){ .time = time,
 				.seq = ++s->seq,
 				.data = it + 1,
 				.len = len + more_len,
-				.kind = kind };
+				.kind = kind,
+				.pooled = it->pooled };
 	memcpy(it + 1, data, len);
 	if (more_len)
 		memcpy((char *)(it + 1) + len, more, more_len);
@@ -87,6 +128,12 @@ static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
 
 void jt_stream_put(struct jt_stream *s, struct jt_item *it)
 {
+	if (it && it->pooled && s->npool < ITEM_POOL_MAX) {
+		it->data = s->pool;
+		s->pool = it;
+		s->npool++;
+		return;
+	}
 	free(it);
 }
 
@@ -606,6 +653,7 @@ static struct jt_item *jit_item(struct jt_stream *s,
 			return NULL;
 		}
 		big->data = big + 1;
+		big->pooled = 0; /* not a pool block's size any more */
 		memcpy((char *)(big + 1) + big->len, ev->inl, ev->inl_len);
 		big->len += ev->inl_len;
 		it = big;
@@ -668,7 +716,7 @@ static void new_version(struct jt_jit_source *src)
 
 static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 {
-	const struct jt_jit_rec *jr = (const void *)(s->parked_bytes + p->off);
+	const struct jt_jit_rec *jr = p->rec;
 	uint32_t id = jr->file_id;
 	struct jit_feed f = { s, NULL, jr->time };
 	const void *bytes = jr + 1;
@@ -704,55 +752,74 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 				on_jit, &f);
 }
 
-/*
- * The copies go one after another in one buffer, consumed in order: a
- * malloc per piece, among the small items' frees, made glibc consolidate
- * its fast bins at each (8% of the agent's time under process churn).
- */
+/* Room for len bytes at the tail: a new chunk when the last is full. */
+static void *park_room(struct jt_stream *s, size_t len,
+		       struct jt_park_chunk **chunk)
+{
+	struct jt_park_chunk *c = s->park_tail;
+	size_t off = c ? (c->used + 7) & ~(size_t)7 : 0;
+
+	if (!c || off + len > c->cap) {
+		size_t cap = len > PARK_CHUNK ? len : PARK_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		*c = (struct jt_park_chunk){ .cap = cap };
+		if (s->park_tail)
+			s->park_tail->next = c;
+		else
+			s->park_head = c;
+		s->park_tail = c;
+		off = 0;
+	}
+	c->used = off + len;
+	*chunk = c;
+	return c->data + off;
+}
+
+/* Chunks before the one the next unread piece lies in are read. */
+static void park_release(struct jt_stream *s)
+{
+	struct jt_park_chunk *keep = s->parked_head < s->nparked ?
+					     s->parked[s->parked_head].chunk :
+					     NULL;
+
+	while (s->park_head && s->park_head != keep) {
+		struct jt_park_chunk *next = s->park_head->next;
+
+		free(s->park_head);
+		s->park_head = next;
+	}
+	if (!s->park_head)
+		s->park_tail = NULL;
+}
+
 static void park(struct jt_stream *s, const struct jt_rec *r)
 {
-	size_t off = (s->parked_len + 7) & ~(size_t)7;
 	struct jt_parked *p;
 
 	if (r->len < sizeof(struct jt_jit_rec)) {
 		s->unknown_recs++;
 		return;
 	}
-	if (s->parked_head && s->parked_head == s->nparked) {
+	if (s->parked_head && s->parked_head == s->nparked)
 		s->parked_head = s->nparked = 0;
-		off = s->parked_len = 0;
-	}
 	if (jt_reserve(&s->parked, &s->parked_cap, s->nparked + 1,
-		       sizeof(*s->parked)) ||
-	    jt_reserve(&s->parked_bytes, &s->parked_bytes_cap, off + r->len,
-		       1)) {
+		       sizeof(*s->parked))) {
 		s->err = -ENOMEM;
 		return;
 	}
 	p = &s->parked[s->nparked];
 	p->read_time = ((const struct jt_jit_rec *)r->data)->time;
 	p->len = r->len;
-	p->off = off;
-	memcpy(s->parked_bytes + off, r->data, r->len);
-	s->parked_len = off + r->len;
-	s->nparked++;
-}
-
-/* Drop what was consumed, once it is most of what is held. */
-static void parked_compact(struct jt_stream *s)
-{
-	size_t i, n = s->nparked - s->parked_head, from;
-
-	if (s->parked_head <= 64 || s->parked_head * 2 <= s->nparked)
+	p->rec = park_room(s, r->len, &p->chunk);
+	if (!p->rec) {
+		s->err = -ENOMEM;
 		return;
-	memmove(s->parked, s->parked + s->parked_head, n * sizeof(*s->parked));
-	s->nparked = n;
-	s->parked_head = 0;
-	from = n ? s->parked[0].off : s->parked_len;
-	memmove(s->parked_bytes, s->parked_bytes + from, s->parked_len - from);
-	s->parked_len -= from;
-	for (i = 0; i < n; i++)
-		s->parked[i].off -= from;
+	}
+	memcpy(p->rec, r->data, r->len);
+	s->nparked++;
 }
 
 /* Pieces read before every event up to upto was in: their writes are. */
@@ -761,7 +828,13 @@ static void unpark(struct jt_stream *s, uint64_t upto)
 	while (s->parked_head < s->nparked &&
 	       s->parked[s->parked_head].read_time <= upto)
 		parse_piece(s, &s->parked[s->parked_head++]);
-	parked_compact(s);
+	park_release(s);
+	if (s->parked_head > 64 && s->parked_head * 2 > s->nparked) {
+		memmove(s->parked, s->parked + s->parked_head,
+			(s->nparked - s->parked_head) * sizeof(*s->parked));
+		s->nparked -= s->parked_head;
+		s->parked_head = 0;
+	}
 }
 
 static bool buildid_eq(const void *val, const void *key)
@@ -1051,8 +1124,15 @@ void jt_stream_free(struct jt_stream *s)
 	jt_hash_free(&s->pid_queues);
 	free(s->exited);
 	free(s->gone);
+	s->parked_head = s->nparked;
+	park_release(s);
 	free(s->parked);
-	free(s->parked_bytes);
+	while (s->pool) {
+		struct jt_item *next = (struct jt_item *)s->pool->data;
+
+		free(s->pool);
+		s->pool = next;
+	}
 	jt_hash_for_each(&s->buildids, i) free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);
 	jt_cfistore_free(&s->cfis);

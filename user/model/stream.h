@@ -95,8 +95,16 @@ struct jt_item {
 	uint32_t len;
 	uint16_t kind;
 	uint16_t cpu;
-	uint8_t late; /* came after later items were out: not in its place */
+	uint8_t late;	/* came after later items were out: not in its place */
+	uint8_t pooled; /* a JT_ITEM_POOL_SIZE block jt_stream_put keeps */
 };
+
+/*
+ * Items this small (header included) are blocks of this size that the
+ * stream reuses: a perf-map line's. No bigger: the reorder window can
+ * hold a burst of a hundred thousand of them.
+ */
+#define JT_ITEM_POOL_SIZE (sizeof(struct jt_item) + sizeof(struct jt_jit_item))
 
 struct jt_meta {
 	char *key;
@@ -150,9 +158,10 @@ struct jt_stream {
 	size_t nparked;
 	size_t parked_head;
 	size_t parked_cap;
-	char *parked_bytes; /* their payloads, in order */
-	size_t parked_len;
-	size_t parked_bytes_cap;
+	struct jt_item *pool; /* free small items, linked through data */
+	size_t npool;
+	struct jt_park_chunk *park_head; /* their payloads, in order */
+	struct jt_park_chunk *park_tail;
 	struct jt_strtab strs;
 	void *kallsyms; /* the JT_REC_KALLSYMS payload, if any */
 	size_t kallsyms_len;
