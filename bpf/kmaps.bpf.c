@@ -21,6 +21,8 @@
 const volatile __u32 mprotect_fixup_argc = 7;
 /* Probed as a clone without its pkey argument (jt_kfn_target). */
 const volatile __u32 mprotect_no_pkey;
+/* enum jt_exit_only: hooks the fentry tier takes without entry programs. */
+const volatile __u32 exit_only;
 
 struct kcall {
 	__u64 args[6];
@@ -137,20 +139,10 @@ static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
  * chosen and len page-aligned. The syscall's prot and MAP_ flags are
  * rebuilt from vm_flags; the fd is not known here (-1).
  */
-static __always_inline int on_mmap_region(const struct kargs *k)
+static __always_inline void mmap_args(struct kcall *c, const struct kargs *k)
 {
-	struct kcall *c;
 	__u64 vmf = k->a[3];
 
-	/* Every process maps: the scope test comes first (kcall_begin). */
-	c = kcall_begin(JT_EV_MMAP);
-	if (!c)
-		return 0;
-	/* shmat maps through do_mmap: its own event describes it. */
-	if (JT_REGS_SYSCALL_NR(jt_task_regs(jt_current())) == NR_SHMAT) {
-		c->type = 0;
-		return 0;
-	}
 	c->args[0] = k->a[1];
 	c->args[1] = k->a[2];
 	c->args[2] = vmf & 7; /* VM_READ|WRITE|EXEC are PROT_ bits */
@@ -158,12 +150,59 @@ static __always_inline int on_mmap_region(const struct kargs *k)
 		     (k->a[0] ? 0 : MAP_ANONYMOUS) | MAP_FIXED;
 	c->args[4] = (__u64)-1;
 	c->args[5] = k->a[4] << 12;
+}
+
+/* shmat maps through do_mmap: its own event describes it. */
+static __always_inline bool in_shmat(void)
+{
+	return JT_REGS_SYSCALL_NR(jt_task_regs(jt_current())) == NR_SHMAT;
+}
+
+static __always_inline int on_mmap_region(const struct kargs *k)
+{
+	/* Every process maps: the scope test comes first (kcall_begin). */
+	struct kcall *c = kcall_begin(JT_EV_MMAP);
+
+	if (!c)
+		return 0;
+	if (in_shmat()) {
+		c->type = 0;
+		return 0;
+	}
+	mmap_args(c, k);
 	return 0;
 }
 
-static __always_inline int ret_mmap_region(__u64 ret)
+/*
+ * Exit only (fentry tier): the call in flight is the VMA perf_event_mmap
+ * left, if this call got that far; the arguments are fexit's.
+ */
+static __always_inline struct kcall *mmap_exit_only(const struct kargs *k,
+						    __u64 ret)
 {
-	struct kcall *c = kcall_of(JT_EV_MMAP);
+	struct kcall *c;
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32) || in_shmat())
+		return NULL;
+	c = kcall_get(true);
+	if (!c) {
+		jt_count_lost();
+		return NULL;
+	}
+	if (c->type != JT_EV_MMAP || IS_ERR_RET(ret) || ret < c->vma.start ||
+	    ret >= c->vma.end)
+		__builtin_memset(c, 0, sizeof(*c));
+	c->type = JT_EV_MMAP;
+	c->flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	mmap_args(c, k);
+	return c;
+}
+
+static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
+{
+	struct kcall *c = k && (exit_only & JT_XO_MMAP) ?
+				  mmap_exit_only(k, ret) :
+				  kcall_of(JT_EV_MMAP);
 
 	if (!c)
 		return 0;
@@ -189,11 +228,30 @@ static __always_inline int ret_mmap_region(__u64 ret)
 	return kcall_emit(c, ret, false);
 }
 
-/* The merged VMA mmap_region made, as perf is told about it. */
+/*
+ * The merged VMA mmap_region made, as perf is told about it. Exit only,
+ * no entry program opened the call: this one does, unless another call
+ * is in flight (perf hears of mprotect's and brk's VMAs as well).
+ */
+static __always_inline struct kcall *perf_vma_call(void)
+{
+	struct kcall *c;
+
+	if (!(exit_only & JT_XO_MMAP))
+		return kcall_of(JT_EV_MMAP);
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	c = kcall_get(true);
+	if (!c || (c->type && c->type != JT_EV_MMAP))
+		return NULL;
+	c->type = JT_EV_MMAP;
+	return c;
+}
+
 static __always_inline int on_perf_event_mmap(const struct kargs *k)
 {
 	struct vm_area_struct *vma = (struct vm_area_struct *)k->a[0];
-	struct kcall *c = kcall_of(JT_EV_MMAP);
+	struct kcall *c = perf_vma_call();
 
 	if (!c)
 		return 0;
@@ -231,12 +289,14 @@ static __always_inline int on_mprotect_fixup(const struct kargs *k)
  * that merges back into an earlier one reports the grown VMA, so the
  * last piece holding a byte wins.
  */
-static __always_inline int ret_mprotect_fixup(__u64 ret)
+static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 {
 	struct kcall *c = kcall_of(JT_EV_MPROTECT);
 	__u64 first, last, vma = 0;
 	struct jt_vma v;
 
+	if (c && k && (exit_only & JT_XO_MPROTECT))
+		c->pprev = mprotect_fixup_argc >= 7 ? k->a[3] : k->a[2];
 	if (!c || !c->pprev || (int)ret)
 		return 0;
 	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
@@ -293,10 +353,42 @@ static __always_inline int on___vm_munmap(const struct kargs *k)
 	return 0;
 }
 
-static __always_inline int ret___vm_munmap(__u64 ret)
+/*
+ * Exit only: the whole event from fexit's arguments, built in the ring.
+ * Every field is set: ring memory is not zeroed.
+ */
+static __always_inline int munmap_exit_only(const struct kargs *k, __u64 ret)
 {
-	struct kcall *c = kcall_of(JT_EV_MUNMAP);
+	struct jt_map_event *ev;
 
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		jt_count_lost();
+		return 0;
+	}
+	jt_fill_hdr(&ev->h, JT_EV_MUNMAP, sizeof(*ev));
+	ev->args[0] = k->a[0];
+	ev->args[1] = k->a[1];
+	ev->args[2] = ev->args[3] = ev->args[4] = ev->args[5] = 0;
+	ev->result = (int)ret;
+	__builtin_memset(&ev->vma, 0, sizeof(ev->vma));
+	__builtin_memset(&ev->vma_last, 0, sizeof(ev->vma_last));
+	ev->dev = ev->ino = 0;
+	ev->flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	ev->path_len = 0;
+	bpf_ringbuf_submit(ev, jt_wake_flags());
+	return 0;
+}
+
+static __always_inline int ret___vm_munmap(const struct kargs *k, __u64 ret)
+{
+	struct kcall *c;
+
+	if (k && (exit_only & JT_XO_MUNMAP))
+		return munmap_exit_only(k, ret);
+	c = kcall_of(JT_EV_MUNMAP);
 	return c ? kcall_emit(c, (int)ret, false) : 0;
 }
 
@@ -350,14 +442,14 @@ static __always_inline int ret_sys_brk(__u64 ret)
 }
 
 JT_KENTRY(mmap_region)
-JT_KEXIT(mmap_region)
+JT_KEXIT_ARGS(mmap_region)
 JT_KENTRY(perf_event_mmap)
 JT_KENTRY(do_mprotect_pkey)
 JT_KEXIT(do_mprotect_pkey)
 JT_KENTRY(mprotect_fixup)
-JT_KEXIT(mprotect_fixup)
+JT_KEXIT_ARGS(mprotect_fixup)
 JT_KENTRY(__vm_munmap)
-JT_KEXIT(__vm_munmap)
+JT_KEXIT_ARGS(__vm_munmap)
 /* The syscall wrappers, named per architecture: see jt_kfn_target. */
 JT_KENTRY(sys_mremap)
 JT_KEXIT(sys_mremap)

@@ -49,6 +49,33 @@ static __always_inline void fentry_args(__u64 *ctx, struct kargs *k)
 		return on_##fn(&k);                                            \
 	}
 
+/*
+ * Return handler with the arguments: ret_##fn(const struct kargs *, __u64
+ * return value). fexit reads them (bpf_get_func_arg); kretprobe cannot,
+ * nor can the legacy object: NULL, and the entry program kept them.
+ */
+#ifdef JT_LEGACY
+#define JT_FEXIT_ARGS(ctx, k) ((void)(k), (const struct kargs *)0)
+#else
+#define JT_FEXIT_ARGS(ctx, k) (fentry_args(ctx, k), (const struct kargs *)k)
+#endif
+
+#define JT_KEXIT_ARGS(fn)                                                      \
+	SEC("fexit/" #fn)                                                      \
+	int jt_fx_##fn(__u64 *ctx)                                             \
+	{                                                                      \
+		struct kargs k = {};                                           \
+		__u64 ret = 0;                                                 \
+                                                                               \
+		bpf_get_func_ret(ctx, &ret);                                   \
+		return ret_##fn(JT_FEXIT_ARGS(ctx, &k), ret);                  \
+	}                                                                      \
+	SEC("kretprobe/" #fn)                                                  \
+	int jt_kr_##fn(struct pt_regs *ctx)                                    \
+	{                                                                      \
+		return ret_##fn(NULL, PT_REGS_RC(ctx));                        \
+	}
+
 /* Return handler: ret_##fn(__u64 return value). */
 #define JT_KEXIT(fn)                                                           \
 	SEC("fexit/" #fn)                                                      \

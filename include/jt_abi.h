@@ -70,6 +70,17 @@ struct jt_vma {
 	__u64 pgoff;
 };
 
+/*
+ * Kernel-tier hooks whose fexit program reads the call's arguments too,
+ * so the fentry tier loads no entry program for them (rodata exit_only,
+ * set by the loader; kprobes and the legacy object need their entry).
+ */
+enum jt_exit_only {
+	JT_XO_MMAP = 1 << 0,	 /* no fentry on mmap_region */
+	JT_XO_MPROTECT = 1 << 1, /* no fentry on mprotect_fixup */
+	JT_XO_MUNMAP = 1 << 2,	 /* no fentry on __vm_munmap */
+};
+
 enum jt_map_flags {
 	JT_MF_PATH_TRUNC = 1 << 0, /* path hit JT_PATH_MAX or depth limit */
 	JT_MF_VMA_BUSY = 1 << 1,   /* bpf_find_vma refused (EBUSY) */

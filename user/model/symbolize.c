@@ -684,10 +684,11 @@ struct jt_cfi *jt_syms_vdso_cfi(struct jt_syms *y)
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len)
 {
 	const char *dso = r->dso ? r->dso : "[unknown]";
-	int n = strlen(dso);
+	int n;
 
 	if (r->sym)
 		return r->sym;
+	n = strlen(dso);
 	/* Anon code is named by the region asked for, not the VMA. */
 	if (r->region_start && !r->path && dso[0] == '[')
 		snprintf(buf, len, "%.*s 0x%llx-0x%llx]", n - 1, dso,

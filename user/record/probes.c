@@ -57,20 +57,35 @@ struct hook_progs {
 	 * exactly, since the task holds mmap_lock there.
 	 */
 	const char *kopt;
+	/*
+	 * The entry program of kfn the fentry tier leaves out, and the
+	 * exit_only bit that tells its fexit program to read the call's
+	 * arguments itself (enum jt_exit_only): one trampoline fewer per
+	 * call. kprobes and the legacy object keep it.
+	 */
+	const char *xo_entry;
+	unsigned int xo;
 };
 
 static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_MMAP] = { { "mmap_region", "perf_event_mmap" },
 			   { "mmap_region" },
 			   { "jt_exit_mmap" },
-			   "perf_event_mmap" },
+			   "perf_event_mmap",
+			   "mmap_region",
+			   JT_XO_MMAP },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
-			       { "jt_exit_mprotect",
-				 "jt_exit_pkey_mprotect" } },
+			       { "jt_exit_mprotect", "jt_exit_pkey_mprotect" },
+			       NULL,
+			       "mprotect_fixup",
+			       JT_XO_MPROTECT },
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
-			     { "jt_exit_munmap" } },
+			     { "jt_exit_munmap" },
+			     NULL,
+			     "__vm_munmap",
+			     JT_XO_MUNMAP },
 	[JT_HOOK_MREMAP] = { { "sys_mremap" },
 			     { "sys_mremap" },
 			     { "jt_exit_mremap" } },
@@ -623,12 +638,16 @@ static void select_programs(struct jt_probes *p)
 	for (h = 0; h < JT_HOOK_MAX; h++) {
 		const struct hook_progs *hp = &hooks[h];
 		enum jt_tier t = p->tier[h];
+		bool xo = t == JT_TIER_FENTRY && hp->xo && !p->legacy;
 
+		if (xo)
+			p->skel->rodata->exit_only |= hp->xo;
 		for (i = 0; i < 5 && hp->tp[i]; i++)
 			set_autoload(obj, "%s", hp->tp[i],
 				     t == JT_TIER_TRACEPOINT);
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
-			bool skip = p->kskip[h] & 1 << i;
+			bool skip = p->kskip[h] & 1 << i ||
+				    (xo && !strcmp(hp->kfn[i], hp->xo_entry));
 			/* Only fentry takes its target here (kallsyms' word) */
 			const char *to = t == JT_TIER_FENTRY ?
 						 jt_kfn_target(hp->kfn[i]) :
