@@ -249,6 +249,9 @@ bench:
 	@sh scripts/install-deps.sh --test
 	@$(MAKE) --no-print-directory all
 	@sh tests/bench/bench.sh $(OUT)
+	@python3 tests/bench/bpf_stats.py $(OUT)
+	@for m in empty ring lookup; do python3 tests/bench/bpf_stats.py $(OUT) 2.5 \
+		-- $(OUT)/bench/hookfloor $$m -- $(OUT)/workloads/mmloop callsfor 5; done
 	@python3 tests/bench/bench_capture.py $(OUT)
 	@python3 tests/bench/bench_agent.py $(OUT) $(AGENT_BENCH_SECS)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
