@@ -60,23 +60,17 @@ static __always_inline int emit_file(const struct call *c, __u32 type,
 	return 0;
 }
 
-static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
+/* One call, its arguments known: look its result up and emit it. */
+static __always_inline int emit_call(long ret, __u32 type, const __u64 *a,
+				     int nargs)
 {
 	struct jt_map_event *ev;
 	struct call c = {};
-	__u64 a[6];
 	int i;
 
-	/* Every process's calls come here: the scope test comes first. */
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	if (jt_syscall_args(jt_task_regs(jt_current()), a))
-		return 0;
 	/* The call's own arguments; the rest stay 0. */
 	for (i = 0; i < 6; i++)
 		c.args[i] = i < nargs ? a[i] : 0;
-	if (nr == NR_MPROTECT)
-		c.args[3] = (__u64)-1; /* plain mprotect: no pkey */
 	if (type == JT_EV_BRK)
 		c.args[1] = BPF_CORE_READ(jt_current(), mm, start_brk);
 	c.flags = result_vmas(type, c.args, ret, &c.first, &c.last);
@@ -94,6 +88,20 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 	return 0;
 }
 
+static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
+{
+	__u64 a[6];
+
+	/* Every process's calls come here: the scope test comes first. */
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (jt_syscall_args(jt_task_regs(jt_current()), a))
+		return 0;
+	if (nr == NR_MPROTECT)
+		a[3] = (__u64)-1; /* plain mprotect: no pkey */
+	return emit_call(ret, type, a, nargs);
+}
+
 #define JT_SYSCALL(name, type, nr, nargs)                                      \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
 	int jt_exit_##name(struct trace_event_raw_sys_exit *ctx)               \
@@ -107,8 +115,37 @@ JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, NR_PKEY_MPROTECT, 4)
 JT_SYSCALL(munmap, JT_EV_MUNMAP, NR_MUNMAP, 2)
 JT_SYSCALL(mremap, JT_EV_MREMAP, NR_MREMAP, 5)
 JT_SYSCALL(brk, JT_EV_BRK, NR_BRK, 1)
-/* System V shm maps without mmap(2): no kernel tier, always here. */
+/*
+ * System V shm maps without mmap(2): these, or on the fentry tier the
+ * exits of do_shmat and ksys_shmdt, which take no task of the machine
+ * to the slow syscall path (the loader picks).
+ */
 JT_SYSCALL(shmat, JT_EV_SHMAT, NR_SHMAT, 3)
 JT_SYSCALL(shmdt, JT_EV_SHMDT, NR_SHMDT, 1)
+
+/* do_shmat(shmid, shmaddr, shmflg, raddr, shmlba): the address in *raddr. */
+SEC("fexit/do_shmat")
+int BPF_PROG(jt_fx_do_shmat, int shmid, char *shmaddr, int shmflg,
+	     unsigned long *raddr, unsigned long shmlba, long ret)
+{
+	__u64 a[3] = { shmid, (__u64)shmaddr, shmflg };
+	unsigned long addr = 0;
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (!ret && bpf_probe_read_kernel(&addr, sizeof(addr), raddr))
+		return 0;
+	return emit_call(ret ? ret : (long)addr, JT_EV_SHMAT, a, 3);
+}
+
+SEC("fexit/ksys_shmdt")
+int BPF_PROG(jt_fx_ksys_shmdt, char *shmaddr, long ret)
+{
+	__u64 a[1] = { (__u64)shmaddr };
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return emit_call(ret, JT_EV_SHMDT, a, 1);
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

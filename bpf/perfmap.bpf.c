@@ -34,6 +34,20 @@ static __always_inline bool is_perfmap(struct file *f)
 	       name[(len - 2) & 31] == 'a' && name[(len - 1) & 31] == 'p';
 }
 
+static __always_inline int emit_write(struct file *f, __u64 end, long len)
+{
+	struct jt_write_event ev = {};
+
+	if (!f || !is_perfmap(f))
+		return 0;
+	jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));
+	ev.end = end;
+	ev.len = len;
+	ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	jt_emit(&ev, sizeof(ev));
+	return 0;
+}
+
 /*
  * At the call's exit, with the descriptor still in the saved registers:
  * one program, no per-thread slot from entry to exit.
@@ -42,7 +56,6 @@ SEC("tracepoint/syscalls/sys_exit_write")
 int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 {
 	struct task_struct *t = jt_current();
-	struct jt_write_event ev = {};
 	struct file *f;
 	__u64 a[6];
 
@@ -51,14 +64,25 @@ int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 	if (jt_syscall_args(jt_task_regs(t), a))
 		return 0;
 	f = fd_file(t, a[0]);
-	if (!f || !is_perfmap(f))
+	return emit_write(f, f ? BPF_CORE_READ(f, f_pos) : 0, ctx->ret);
+}
+
+/*
+ * The fentry tier's, in its place: vfs_write's exit takes no task of the
+ * machine to the slow syscall path. write(2) moves the file position
+ * only after vfs_write returns: the end is where *pos got to.
+ */
+SEC("fexit/vfs_write")
+int BPF_PROG(jt_fx_vfs_write, struct file *f, const char *buf, size_t count,
+	     loff_t *pos, long ret)
+{
+	__u64 end = 0;
+
+	if (ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	jt_fill_hdr(&ev.h, JT_EV_MAPWRITE, sizeof(ev));
-	ev.end = BPF_CORE_READ(f, f_pos);
-	ev.len = ctx->ret;
-	ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	jt_emit(&ev, sizeof(ev));
-	return 0;
+	if (!pos || bpf_probe_read_kernel(&end, sizeof(end), pos))
+		end = BPF_CORE_READ(f, f_pos);
+	return emit_write(f, end, ret);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -3,6 +3,7 @@
 import itertools
 import json
 import os
+import re
 import platform
 import pwd
 import shutil
@@ -69,6 +70,13 @@ def record(cmd, opts=(), check=True, timeout=120):
     if cmd:
         args += ["--user", USER, "--", *cmd]
     p = run(args, check=check, timeout=timeout)
+    if TIER == "fentry" and p.returncode == 0:
+        # No syscall tracepoint is left on the fentry tier (current
+        # programs): write(2) and shm go by vfs_write's and do_shmat's exits.
+        m = re.search(r"^jittrace: probes: .*write\+shm=(\S+) .*programs=(\S+)",
+                      p.stderr, re.M)
+        assert m and m.group(1) == ("fexit" if m.group(2) == "current" else "tracepoint"), \
+            p.stderr
     _keep(p, data)
     return p, data
 

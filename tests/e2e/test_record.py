@@ -306,6 +306,10 @@ def test_doctor_reports_every_hook():
     rec, data = record(["true"], ["--cow"])
     got = probes_line(rec.stderr)
     assert {h: got[h] for h in HOOKS} == tiers, (got, tiers)
+    # With mmap on fentry, no syscall tracepoint is left: write(2) and shm
+    # are taken at vfs_write's and do_shmat's exits.
+    assert got["write+shm"] == ("fexit" if tiers["mmap"] == "fentry" and
+                                got["programs"] == "current" else "tracepoint"), got
     assert got["exec-snapshot"] in ("iterator", "anchors", "list")
     # Which build of the programs loaded, as doctor says (kernels before
     # 5.17 take the legacy one): in the recording's header too.
@@ -332,6 +336,7 @@ def test_tier_choice_is_forced_or_refused_clearly():
     p, _ = record(["true"], ["--tier", "tracepoint"])
     got = probes_line(p.stderr)
     assert all(got[h] == "tracepoint" for h in HOOKS if h != "cow"), got
+    assert got["write+shm"] == "tracepoint", got
     assert got["cow"] == "none"  # COW capture stays opt-in
     kernel = run([JT, "doctor"]).stdout
     refused = "kernel tier refused" in kernel

@@ -629,6 +629,34 @@ static int attach_kprobes(struct jt_probes *p)
 	return err;
 }
 
+/*
+ * The syscall tracepoints left on the fentry tier (write(2) for perf-map
+ * lines' times, shmat and shmdt) take every task of the machine to the
+ * slow syscall path. Where mmap takes fentry, these kernel functions'
+ * exits do the same work, if all three can be probed.
+ */
+static const char *const fexit_syscall_fns[] = { "vfs_write", "do_shmat",
+						 "ksys_shmdt" };
+static const char *const syscall_tps[] = { "jt_exit_write", "jt_exit_shmat",
+					   "jt_exit_shmdt" };
+
+static void select_syscall_exits(struct jt_probes *p)
+{
+	struct bpf_object *obj = p->skel->obj;
+	size_t i;
+
+	p->fexit_syscalls =
+		!p->legacy && p->tier[JT_HOOK_MMAP] == JT_TIER_FENTRY;
+	for (i = 0; i < 3 && p->fexit_syscalls; i++)
+		if (jt_probe_kernel_fn(fexit_syscall_fns[i]))
+			p->fexit_syscalls = false;
+	for (i = 0; i < 3; i++) {
+		set_autoload(obj, "%s", syscall_tps[i], !p->fexit_syscalls);
+		set_autoload(obj, "jt_fx_%s", fexit_syscall_fns[i],
+			     p->fexit_syscalls);
+	}
+}
+
 /* Load each hook's programs of its chosen tier and no others. */
 static void select_programs(struct jt_probes *p)
 {
@@ -681,6 +709,7 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_KPROBE);
 		}
 	}
+	select_syscall_exits(p);
 	/* exec_snap.bpf.c's jt_exec_snap takes over where it can load. */
 	if (jt_kernel_has_vma_iter())
 		bpf_program__set_autoload(p->skel->progs.jt_exec, false);
@@ -707,7 +736,9 @@ void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%s=%s", h ? " " : "",
 			      jt_hook_names[h], jt_tier_name(p->tier[h]));
 	if (n < len)
-		snprintf(buf + n, len - n, " exec-snapshot=%s programs=%s",
+		snprintf(buf + n, len - n,
+			 " write+shm=%s exec-snapshot=%s programs=%s",
+			 p->fexit_syscalls ? "fexit" : "tracepoint",
 			 jt_probes_snapshot(p),
 			 p->legacy ? "legacy" : "current");
 }

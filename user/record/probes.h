@@ -35,6 +35,8 @@ struct jt_probes {
 	struct jittrace_bpf *skel;
 	struct exec_snap_bpf *snap; /* NULL: exec VMAs come from /proc */
 	bool legacy;		    /* the object for kernels before 5.17 */
+	/* write(2) and shm are timed at vfs_write's and do_shmat's exits */
+	bool fexit_syscalls;
 	struct ring_buffer *rb;
 	enum jt_tier tier[JT_HOOK_MAX];
 	char why[JT_HOOK_MAX][160]; /* why the kernel tier was not taken */
