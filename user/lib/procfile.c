@@ -166,6 +166,19 @@ static uint32_t last_number(const char *p)
 	}
 }
 
+/* "REAL EUID ...": strtoul, not sscanf, read for every new process. */
+static bool uid_pair(const char *s, unsigned int *r, unsigned int *e)
+{
+	char *end;
+
+	*r = strtoul(s, &end, 10);
+	if (end == s)
+		return false;
+	s = end;
+	*e = strtoul(s, &end, 10);
+	return end != s;
+}
+
 /*
  * One read of /proc/PID/status for both: generating it is most of what a
  * new process costs the recorder, once per line read through stdio.
@@ -189,8 +202,7 @@ int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid)
 	buf[n] = 0;
 	*nspid = 0;
 	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		if (!strncmp(l, "Uid:", 4) &&
-		    sscanf(l, "Uid: %u %u", &r, &e) == 2) {
+		if (!strncmp(l, "Uid:", 4) && uid_pair(l + 4, &r, &e)) {
 			*euid = e;
 			have_uid = true;
 		} else if (!strncmp(l, "NSpid:", 6)) {
