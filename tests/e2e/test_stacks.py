@@ -118,6 +118,10 @@ def share(data, check):
           f"hot stacks complete and right")
     assert good >= WANT, (good, len(hot_stacks), bad[:3],
                           collections.Counter(s[0][0] for s in bad if s[0]))
+    # report -g joins each leaf's callers into one line: C++ and V8 names
+    # made that line longer than its buffer, and report wrote past it.
+    out = run([JT, "report", "-g", "-i", data]).stdout
+    assert " <- " in out, out[:2000]
 
 
 def workdir(name):

@@ -43,7 +43,7 @@ static const char *intern(struct jt_syms *y, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return jt_intern(&y->strs, buf,
+	return jt_intern(y->strs, buf,
 			 n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
@@ -51,9 +51,10 @@ void jt_syms_init(struct jt_syms *y, struct jt_stream *s)
 {
 	memset(y, 0, sizeof(*y));
 	y->s = s;
-	y->elf.strs = &y->strs;
-	y->dem.strs = &y->strs;
-	y->inl.strs = &y->strs;
+	y->strs = &s->strs;
+	y->elf.strs = y->strs;
+	y->dem.strs = y->strs;
+	y->inl.strs = y->strs;
 	y->inl.dem = &y->dem;
 }
 
@@ -64,6 +65,19 @@ static const char *basename_of(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* A JIT sample's dso: formatted and interned once per run of one pid. */
+static const char *jit_dso(struct jt_syms *y, uint32_t pid, bool dump)
+{
+	if (y->jit_dso_pid != pid) {
+		y->jit_dso_pid = pid;
+		y->jit_dso[0] = y->jit_dso[1] = NULL;
+	}
+	if (!y->jit_dso[dump])
+		y->jit_dso[dump] =
+			intern(y, dump ? "jit-%u.dump" : "perf-%u.map", pid);
+	return y->jit_dso[dump];
+}
+
 static bool jit_symbol(struct jt_syms *y, struct jt_proc *p, uint64_t ip,
 		       struct jt_symres *r)
 {
@@ -71,10 +85,10 @@ static bool jit_symbol(struct jt_syms *y, struct jt_proc *p, uint64_t ip,
 
 	if (j) {
 		r->source = JT_SRC_JITDUMP;
-		r->dso = intern(y, "jit-%u.dump", p->pid);
+		r->dso = jit_dso(y, p->pid, true);
 	} else if ((j = jt_jittab_find(&p->perfmap, ip))) {
 		r->source = JT_SRC_PERFMAP;
-		r->dso = intern(y, "perf-%u.map", p->pid);
+		r->dso = jit_dso(y, p->pid, false);
 	}
 	if (j) {
 		r->sym = j->name;
@@ -134,7 +148,7 @@ static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 		return;
 	}
 	/* The model frees regions of exited processes; names outlive them. */
-	r->path = jt_intern(&y->strs, g->path, strlen(g->path));
+	r->path = jt_intern(y->strs, g->path, strlen(g->path));
 	if (!r->path) {
 		y->err = -ENOMEM;
 		return;
@@ -159,7 +173,7 @@ struct jt_elffile *jt_syms_elf(struct jt_syms *y, const struct jt_region *g,
 	*path = NULL;
 	if (g->kind != JT_RK_FILE || !g->path)
 		return NULL;
-	*path = jt_intern(&y->strs, g->path, strlen(g->path));
+	*path = jt_intern(y->strs, g->path, strlen(g->path));
 	if (!*path) {
 		y->err = -ENOMEM;
 		return NULL;
@@ -191,7 +205,7 @@ void jt_syms_resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 		r->dso = "[kernel.kallsyms]";
 		if (have_ksyms(y) &&
 		    (r->sym = jt_kallsyms_find(&y->ksyms, ip))) {
-			r->sym = jt_intern(&y->strs, r->sym, strlen(r->sym));
+			r->sym = jt_intern(y->strs, r->sym, strlen(r->sym));
 			r->source = JT_SRC_KALLSYMS;
 		}
 		return;
@@ -589,7 +603,7 @@ void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 	struct jt_tnode *sub;
 	struct late_ctx c = { y, m, j };
 
-	jt_chain_jit(&y->chains, j, &y->strs);
+	jt_chain_jit(&y->chains, j, y->strs);
 	if (!y->npending || j->op != JT_JIT_LOAD ||
 	    !(w = waiting_of(y, j->pid, false)))
 		return;
@@ -723,6 +737,5 @@ void jt_syms_free(struct jt_syms *y)
 	if (y->ksyms_state == 1)
 		jt_kallsyms_free(&y->ksyms);
 	free(y->changed);
-	jt_strtab_free(&y->strs);
 	memset(y, 0, sizeof(*y));
 }

@@ -79,7 +79,15 @@ struct jt_symstats {
 struct jt_syms {
 	struct jt_stream *s;
 	struct jt_symstats st;
-	struct jt_strtab strs;
+	/*
+	 * The stream's string table: every name the pipeline hands out,
+	 * JIT code's included, is one pointer per string, so views group
+	 * by pointer without interning each sample's names again.
+	 */
+	struct jt_strtab *strs;
+	/* The last process's JIT dso names ("jit-PID.dump", "perf-PID.map") */
+	uint32_t jit_dso_pid;
+	const char *jit_dso[2];
 	struct jt_elfcache elf;
 	struct jt_kallsyms ksyms;
 	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */

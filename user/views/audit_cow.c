@@ -187,7 +187,7 @@ static void add_row(struct audit_cow *c, const struct jt_proc *p,
 	}
 	row = &c->rows[c->nrows++];
 	*row = (struct page_row){
-		.backing = jt_intern(&c->y->strs, name, strlen(name)),
+		.backing = jt_intern(c->y->strs, name, strlen(name)),
 		.key = r->kind == JT_RK_FILE ?
 			       r->pgoff + (cp->page - r->start) :
 			       cp->page,
@@ -342,11 +342,11 @@ static struct line *line_of(struct audit_cow *c, const struct jt_region *g,
 
 	if (l)
 		return l;
-	k.path = jt_intern(&c->y->strs, name, strlen(name));
+	k.path = jt_intern(c->y->strs, name, strlen(name));
 	if (g->kind == JT_RK_FILE &&
 	    jt_datasym_at(c->y, g, addr & ~(LINE_SIZE - 1), &d)) {
 		jt_datasym_name(&d, buf, sizeof(buf));
-		k.dsym = jt_intern(&c->y->strs, buf, strlen(buf));
+		k.dsym = jt_intern(c->y->strs, buf, strlen(buf));
 	}
 	l = malloc(sizeof(*l));
 	if (!l || !k.path || jt_hash_add(&c->lines, h, l)) {

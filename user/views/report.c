@@ -85,6 +85,7 @@ struct report {
 	struct jt_stream *s;
 	struct jt_syms *syms; /* the pipeline's: its ELF files */
 	struct jt_strtab strs;
+	const char *comm_last; /* the last sample's comm, interned */
 	struct jt_hash groups; /* of struct row */
 	struct row **rows;     /* the groups, most samples first */
 	size_t n;
@@ -186,6 +187,27 @@ static bool row_eq(const void *val, const void *key)
 	       a->sym == b->sym && a->dsym == b->dsym && a->source == b->source;
 }
 
+/*
+ * A name to group by pointer. The pipeline's names are one pointer per
+ * string already (jt_syms.strs): only a name made here, for code no
+ * symbol names, is interned, in the same table.
+ */
+static const char *sym_key(struct report *r, const struct jt_symres *y,
+			   char *buf, size_t len)
+{
+	const char *s = jt_symres_name(y, buf, len);
+
+	return s == buf ? jt_intern(r->syms->strs, s, strlen(s)) : s;
+}
+
+/* One process's samples tend to come together: compare before hashing. */
+static const char *comm_key(struct report *r, const char *comm)
+{
+	if (!r->comm_last || strcmp(r->comm_last, comm))
+		r->comm_last = jt_intern(&r->strs, comm, strlen(comm));
+	return r->comm_last;
+}
+
 /* The row of k's group, made when new; NULL without memory. */
 static struct row *row_of(struct report *r, struct row *k)
 {
@@ -245,7 +267,10 @@ static void add_callers(struct report *r, struct row *w,
 	const char *s;
 	uint64_t h;
 
-	for (i = leaf + 1; i < y->nframes && i <= leaf + CALLER_DEPTH; i++)
+	/* snprintf says what it would have written: stop once full. */
+	for (i = leaf + 1;
+	     i < y->nframes && i <= leaf + CALLER_DEPTH && n < sizeof(buf) - 1;
+	     i++)
 		n += snprintf(
 			buf + n, sizeof(buf) - n, "%s%s", n ? " <- " : "",
 			jt_symres_name(&y->frames[i], name, sizeof(name)));
@@ -283,8 +308,7 @@ static void add_stack(struct report *r, const struct row *base,
 		struct row k = *base, *w;
 
 		k.dso = f->dso ? f->dso : "[unknown]";
-		k.sym = jt_symres_name(f, name, sizeof(name));
-		k.sym = jt_intern(&r->strs, k.sym, strlen(k.sym));
+		k.sym = sym_key(r, f, name, sizeof(name));
 		k.source = f->source;
 		k.retro = 0;
 		w = row_of(r, &k);
@@ -341,8 +365,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	    jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
 		return;
 	p = jt_model_find(m, smp.pid);
-	k.comm = jt_intern(&r->strs, jt_proc_comm(p, smp.pid),
-			   strlen(jt_proc_comm(p, smp.pid)));
+	k.comm = comm_key(r, jt_proc_comm(p, smp.pid));
 	if ((r->pid && smp.pid != r->pid) ||
 	    (r->comm && strcmp(r->comm, k.comm)))
 		return;
@@ -354,8 +377,7 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		return;
 	}
 	k.dso = y->dso ? y->dso : "[unknown]";
-	k.sym = jt_symres_name(y, name, sizeof(name));
-	k.sym = jt_intern(&r->strs, k.sym, strlen(k.sym));
+	k.sym = sym_key(r, y, name, sizeof(name));
 	k.source = y->source;
 	k.samples = 1;
 	k.retro = y->retro;
