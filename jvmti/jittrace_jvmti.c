@@ -325,6 +325,36 @@ static void JNICALL on_stub(jvmtiEnv *jvmti, const char *name, const void *addr,
 	code_load(name, addr, size);
 }
 
+static int open_in(const char *dir, char *path, size_t len)
+{
+	snprintf(path, len, "%s/jit-%d.dump", dir, (int)getpid());
+	return open(path, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC | O_NOFOLLOW,
+		    0644);
+}
+
+/*
+ * jit-PID.dump in the directory asked for, else /tmp. A file of that
+ * name another user left there (a process of theirs had this pid), or a
+ * link, cannot be ours: then a fresh directory of our own under /tmp,
+ * as perf's agent always makes one. Readers find the file by its
+ * marker mapping, wherever it is.
+ */
+static int open_dump_file(const char *dir, char *path, size_t len)
+{
+	char own[] = "/tmp/jittrace-jit-XXXXXX";
+	int fd = open_in(dir, path, len), err = errno;
+
+	if (fd >= 0)
+		return fd;
+	if (!mkdtemp(own)) {
+		errno = err;
+		return -1;
+	}
+	fprintf(stderr, "jittrace-jvmti: %s: %s; writing %s/jit-%d.dump\n",
+		path, strerror(err), own, (int)getpid());
+	return open_in(own, path, len);
+}
+
 static int open_dump(const char *options)
 {
 	struct jitheader h = { JITHEADER_MAGIC, JITHEADER_VERSION, sizeof(h),
@@ -335,10 +365,7 @@ static int open_dump(const char *options)
 
 	if (options && !strncmp(options, "dir=", 4))
 		dir = options + 4;
-	snprintf(path, sizeof(path), "%s/jit-%d.dump",
-		 dir && *dir ? dir : "/tmp", (int)getpid());
-	g.fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC | O_NOFOLLOW,
-		    0644);
+	g.fd = open_dump_file(dir && *dir ? dir : "/tmp", path, sizeof(path));
 	if (g.fd < 0) {
 		fprintf(stderr, "jittrace-jvmti: %s: %s\n", path,
 			strerror(errno));

@@ -10,11 +10,13 @@ import bisect
 import collections
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import time
 
 import jt
@@ -86,6 +88,30 @@ def test_jvmti_at_start_names_reused_code():
           f"{reused} addresses reused")
     assert reused >= 10 and right >= 200, (right, reused)
     assert right >= WANT * (right + wrong), bad
+
+
+def test_jvmti_writes_its_own_directory_where_it_cannot_write():
+    # A jit-PID.dump left by another user's process with the same pid, or
+    # a directory the JVM cannot write: the agent makes a directory of
+    # its own under /tmp, and the names are as good.
+    wd = classes()
+    blocked = tempfile.mkdtemp(prefix="jt-jitdir-")
+    os.chmod(blocked, 0o755)  # root's: nobody cannot write in it
+    data = os.path.join(TMP, "java-blocked.data")
+    p = run([JT, "record", "-o", data, "--jvmti", "-F", "999", "--user", USER, "--",
+             os.path.join(JDK, "java"), *FLAGS, "-cp", wd, "Churn", "2"],
+            env=dict(os.environ, JITDUMPDIR=blocked), timeout=300)
+    m = re.search(r"jittrace-jvmti: " + re.escape(blocked) +
+                  r"/jit-(\d+)\.dump: Permission denied; writing (/tmp/jittrace-jit-\w+)/jit-\1\.dump",
+                  p.stderr)
+    assert m, p.stderr
+    assert not os.listdir(blocked)
+    assert os.stat(m.group(2)).st_uid == pwd.getpwnam(USER).pw_uid
+    right, wrong, reused, bad = judge(data, runs(p.stdout))
+    print(f"    --jvmti, jitdump in {m.group(2)}: {right}/{right + wrong} named right")
+    shutil.rmtree(m.group(2), ignore_errors=True)
+    os.rmdir(blocked)
+    assert right >= 200 and right >= WANT * (right + wrong), (right, wrong, bad)
 
 
 def start_jvm(wd, secs, extra=()):
