@@ -177,15 +177,21 @@ static void test_lazy_names_as_eager(void **state)
 	assert_true(named > 40 * 1000);
 }
 
+/* A lazy model with process pid and its code region mapped. */
+static void lazy_model(struct jt_model *m, uint32_t pid)
+{
+	jt_model_init(m);
+	m->lazy_jit = true;
+	map_ev(m, JT_EV_MMAP, pid, 0, PAGES);
+}
+
 static void test_tables_wait_for_a_lookup(void **state)
 {
 	struct jt_model m;
 	struct jt_proc *p;
 	int i;
 
-	jt_model_init(&m);
-	m.lazy_jit = true;
-	map_ev(&m, JT_EV_MMAP, 7, 0, PAGES);
+	lazy_model(&m, 7);
 	for (i = 0; i < 100; i++)
 		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8) + i * 64, 0, 64,
 		    "f");
@@ -212,9 +218,7 @@ static void test_log_is_bounded(void **state)
 	struct jt_proc *p;
 	int i;
 
-	jt_model_init(&m);
-	m.lazy_jit = true;
-	map_ev(&m, JT_EV_MMAP, 7, 0, PAGES);
+	lazy_model(&m, 7);
 	/* One address rewritten: the table keeps one, a log would all. */
 	for (i = 0; i < 3 * JT_JITLOG_MAX; i++)
 		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8), 0, 64, "f");

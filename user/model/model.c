@@ -740,8 +740,12 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 static void widen_by(const struct jt_jittab *t, uint64_t addr, uint64_t *lo,
 		     uint64_t *hi)
 {
-	const struct jt_jitsym *s = jt_jittab_find(t, addr);
+	const struct jt_jitsym *s;
 
+	/* Most logging processes have nothing in their tables yet. */
+	if (!t->t.root)
+		return;
+	s = jt_jittab_find(t, addr);
 	if (!s)
 		return;
 	if (s->start < *lo)
