@@ -142,9 +142,13 @@ static void test_large_records(void **state)
 	assert_int_equal(jt_writer_add(&w, JT_REC_META, "a", 1, NULL, 0), 0);
 	assert_int_equal(
 		jt_writer_add(&w, JT_REC_JIT, data, 8, data + 8, big - 8), 0);
+	assert_true(w.cap > big);
 	assert_int_equal(
 		jt_writer_add(&w, JT_REC_JIT, data, JT_REC_MAX, NULL, 0),
 		-E2BIG);
+	/* Grown for one record, the buffer does not stay grown. */
+	assert_int_equal(jt_writer_flush(&w), 0);
+	assert_int_equal(w.cap, 256 * 1024);
 	assert_int_equal(jt_writer_close(&w), 0);
 	assert_int_equal(jt_reader_open(&r, path), 0);
 	assert_int_equal(jt_reader_next(&r, &rec), 1);

@@ -72,6 +72,15 @@ int jt_writer_flush(struct jt_writer *w)
 		w->bytes += off;
 	w->len = 0;
 	w->recs = 0;
+	/* A big record (kallsyms) grew it once: the agent writes for days. */
+	if (w->cap > WRITER_BUF) {
+		char *buf = realloc(w->buf, WRITER_BUF);
+
+		if (buf) {
+			w->buf = buf;
+			w->cap = WRITER_BUF;
+		}
+	}
 	return -w->err;
 }
 

@@ -43,6 +43,35 @@ static void parse(struct jt_kallsyms *k, size_t len)
 	k->hidden = k->n && !k->syms[k->n - 1].addr;
 }
 
+/*
+ * Names alone are half the text, and the array was grown by doubling:
+ * the agent holds this for its whole run.
+ */
+static void pack(struct jt_kallsyms *k)
+{
+	size_t i, len = 0;
+	char *names, *p;
+	void *syms;
+
+	for (i = 0; i < k->n; i++)
+		len += strlen(k->syms[i].name) + 1;
+	names = malloc(len ? len : 1);
+	if (!names)
+		return;
+	for (i = 0, p = names; i < k->n; i++) {
+		size_t l = strlen(k->syms[i].name) + 1;
+
+		memcpy(p, k->syms[i].name, l);
+		k->syms[i].name = p;
+		p += l;
+	}
+	free(k->names);
+	k->names = names;
+	syms = k->n ? realloc(k->syms, k->n * sizeof(*k->syms)) : NULL;
+	if (syms)
+		k->syms = syms;
+}
+
 int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len)
 {
 	uint64_t raw;
@@ -62,6 +91,7 @@ int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len)
 		return -1;
 	}
 	parse(k, out);
+	pack(k);
 	return 0;
 }
 

@@ -14,7 +14,7 @@ struct jt_ksym {
 struct jt_kallsyms {
 	struct jt_ksym *syms; /* sorted by address */
 	size_t n;
-	char *names; /* the uncompressed text, NULs in place of newlines */
+	char *names; /* the names, one after another */
 	int hidden;  /* every address was 0: kptr_restrict at record time */
 };
 

@@ -66,6 +66,8 @@ const char *const *jt_hook_kernel_fns(enum jt_hook h);
 struct btf;
 /* The running kernel's BTF, parsed once; NULL if it has none. */
 struct btf *jt_vmlinux_btf(void);
+/* Frees it once every program is loaded; asking again parses it again. */
+void jt_vmlinux_btf_release(void);
 /* The function probed for fn here (some kernels inline fn away). */
 const char *jt_kfn_target(const char *fn);
 

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel symbols from a recording's copy of /proc/kallsyms: every
+ * address in a symbol's span gets its name, lines that are not
+ * "ADDR TYPE NAME" are skipped, kptr_restrict's zeros name nothing, and
+ * a payload that does not inflate is refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <zlib.h>
+#include "model/kallsyms.h"
+
+/* A JT_REC_KALLSYMS payload: the text's length, then the text deflated. */
+static void *payload(const char *text, size_t *len)
+{
+	uint64_t raw = strlen(text);
+	uLongf zlen = compressBound(raw);
+	unsigned char *p = malloc(sizeof(raw) + zlen);
+
+	assert_non_null(p);
+	memcpy(p, &raw, sizeof(raw));
+	assert_int_equal(
+		compress(p + sizeof(raw), &zlen, (const Bytef *)text, raw),
+		Z_OK);
+	*len = sizeof(raw) + zlen;
+	return p;
+}
+
+static void load(struct jt_kallsyms *k, const char *text)
+{
+	size_t len;
+	void *p = payload(text, &len);
+
+	assert_int_equal(jt_kallsyms_load(k, p, len), 0);
+	free(p);
+}
+
+static void test_names_each_span(void **state)
+{
+	/* Out of order, as modules and BPF programs come. */
+	const char *text = "ffffffff81000000 T _text\n"
+			   "ffffffff81002000 t do_one\tmodname\n"
+			   "ffffffffc0001000 t bpf_prog_1_x\t[bpf]\n"
+			   "ffffffff81001000 T start_kernel\n"
+			   "garbage line\n"
+			   "ffffffff81003000 T _etext\n";
+	struct jt_kallsyms k;
+
+	load(&k, text);
+	assert_int_equal(k.n, 5);
+	assert_null(jt_kallsyms_find(&k, 0xffffffff80ffffff));
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffff81000000), "_text");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffff81000fff), "_text");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffff81001000),
+			    "start_kernel");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffff81002abc), "do_one");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0001008),
+			    "bpf_prog_1_x");
+	assert_int_equal(k.syms[0].addr, 0xffffffff81000000);
+	assert_string_equal(k.syms[4].name, "bpf_prog_1_x");
+	jt_kallsyms_free(&k);
+}
+
+/* Many symbols: every name survives the packing, at its own address. */
+static void test_many_symbols_keep_their_names(void **state)
+{
+	size_t n = 20000, i, len = 0;
+	char *text = malloc(n * 48);
+	struct jt_kallsyms k;
+
+	assert_non_null(text);
+	for (i = n; i-- > 0;)
+		len += sprintf(text + len, "%016zx t fn_%zu_%s\n",
+			       0xffffffff81000000 + i * 16, i,
+			       i % 3 ? "x" : "longer_name");
+	load(&k, text);
+	assert_int_equal(k.n, n);
+	for (i = 0; i < n; i++) {
+		char want[48];
+
+		snprintf(want, sizeof(want), "fn_%zu_%s", i,
+			 i % 3 ? "x" : "longer_name");
+		assert_string_equal(
+			jt_kallsyms_find(&k, 0xffffffff81000000 + i * 16 + 15),
+			want);
+	}
+	jt_kallsyms_free(&k);
+	free(text);
+}
+
+static void test_hidden_addresses_name_nothing(void **state)
+{
+	struct jt_kallsyms k;
+
+	load(&k, "0000000000000000 T _text\n0000000000000000 T start\n");
+	assert_true(k.hidden);
+	assert_null(jt_kallsyms_find(&k, 0));
+	jt_kallsyms_free(&k);
+}
+
+static void test_a_corrupt_payload_is_refused(void **state)
+{
+	size_t len;
+	unsigned char *p = payload("ffffffff81000000 T _text\n", &len);
+	struct jt_kallsyms k;
+
+	p[len - 3] ^= 0xff;
+	assert_int_equal(jt_kallsyms_load(&k, p, len), -1);
+	assert_int_equal(jt_kallsyms_load(&k, p, 4), -1);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_each_span),
+		cmocka_unit_test(test_many_symbols_keep_their_names),
+		cmocka_unit_test(test_hidden_addresses_name_nothing),
+		cmocka_unit_test(test_a_corrupt_payload_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
