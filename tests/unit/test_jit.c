@@ -397,10 +397,43 @@ static void test_table_flat_copy_agrees(void **state)
 	jt_jittab_free(&t);
 }
 
+/* The flat copy's layout is a tree of every shape: tables of 1 to 70
+ * functions, full and partial last levels, name every address right. */
+static void test_table_flat_copy_of_every_size(void **state)
+{
+	uint64_t n, i, a;
+
+	for (n = 1; n <= 70; n++) {
+		struct jt_jittab t = {};
+		struct jt_jitsym s;
+
+		for (i = n; i-- > 0;) {
+			s = sym(0x1000 + i * 0x20, 0x10 + i % 0x10, "f");
+			s.code_index = i;
+			jt_jittab_load(&t, &s);
+		}
+		for (i = 0; i < 40; i++)
+			jt_jittab_find(&t, 0);
+		assert_true(t.flat.valid);
+		for (a = 0xfe0; a < 0x1000 + n * 0x20 + 0x20; a++) {
+			const struct jt_jitsym *f = jt_jittab_find(&t, a);
+			uint64_t k = (a - 0x1000) / 0x20;
+
+			if (a < 0x1000 || k >= n ||
+			    (a - 0x1000) % 0x20 >= 0x10 + k % 0x10)
+				assert_null(f);
+			else
+				assert_int_equal(f->code_index, k);
+		}
+		jt_jittab_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_flat_copy_agrees),
+		cmocka_unit_test(test_table_flat_copy_of_every_size),
 		cmocka_unit_test(test_jitdump_both_byte_orders),
 		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
 		cmocka_unit_test(test_tsc_conversion),

@@ -44,12 +44,43 @@ static struct jt_treap *tree(struct jt_jittab *t)
 	return &t->t;
 }
 
+/*
+ * The flat copy is in Eytzinger order (slot k's children are 2k and
+ * 2k + 1, slot 0 unused): a search reads one path from the root, whose
+ * first levels stay in cache and whose next ones are fetched ahead. A
+ * sorted array's binary search missed the cache at each of its last ten
+ * steps: a third of `report`'s time on 200K functions.
+ */
+static size_t eyt_first(size_t n)
+{
+	size_t k = 1;
+
+	while (2 * k <= n)
+		k *= 2;
+	return k;
+}
+
+/* The slot after k in address order. */
+static size_t eyt_next(size_t k, size_t n)
+{
+	if (2 * k + 1 <= n) {
+		k = 2 * k + 1;
+		while (2 * k <= n)
+			k *= 2;
+		return k;
+	}
+	while (k & 1)
+		k >>= 1;
+	return k >> 1;
+}
+
 static void flat_add(const struct jt_tnode *node, void *ctx)
 {
 	struct jt_jitflat *f = ctx;
 
-	f->start[f->n] = node->key;
-	f->sym[f->n++] = &SYMNODE(node)->s;
+	f->start[f->k] = node->key;
+	f->sym[f->k] = &SYMNODE(node)->s;
+	f->k = eyt_next(f->k, f->n);
 }
 
 static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
@@ -62,7 +93,8 @@ static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 		flat_free(f);
 		return -ENOMEM;
 	}
-	f->n = 0;
+	f->n = n;
+	f->k = eyt_first(n);
 	jt_treap_walk(t->root, flat_add, f);
 	f->valid = 1;
 	return 0;
@@ -71,18 +103,16 @@ static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 static const struct jt_jitsym *flat_find(const struct jt_jitflat *f,
 					 uint64_t addr)
 {
-	size_t lo = 0, hi = f->n;
+	size_t k = 1;
 
-	/* the last start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->start[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	while (k <= f->n) {
+		/* Three levels down, eight slots share a cache line. */
+		__builtin_prefetch(f->start + 8 * k);
+		k = 2 * k + (f->start[k] <= addr);
 	}
-	return lo && f->sym[lo - 1]->end > addr ? f->sym[lo - 1] : NULL;
+	/* The last start <= addr is where the path last went right. */
+	k >>= __builtin_ctzll(k) + 1;
+	return k && f->sym[k]->end > addr ? f->sym[k] : NULL;
 }
 
 /* The function holding addr, or NULL. */

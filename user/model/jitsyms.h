@@ -28,9 +28,10 @@ struct jt_jitsym {
  * between lookups pays O(1) a lookup for it; any change drops it.
  */
 struct jt_jitflat {
-	uint64_t *start;
+	uint64_t *start; /* in Eytzinger order, from [1] */
 	const struct jt_jitsym **sym;
 	size_t n;
+	size_t k;      /* the slot the next function goes in, while built */
 	size_t misses; /* lookups since the last change */
 	int valid;
 };
