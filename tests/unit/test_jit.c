@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* jitdump and perf-map readers, and the JIT symbol table. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
@@ -397,6 +398,25 @@ static void test_table_flat_copy_agrees(void **state)
 	jt_jittab_free(&t);
 }
 
+/* Function k of n starts at 0x1000 + k * 0x20 and is 0x10 + k % 0x10 long. */
+static void assert_names(const struct jt_jittab *t, uint64_t a, uint64_t n)
+{
+	uint64_t k = (a - 0x1000) / 0x20;
+	bool in = a >= 0x1000 && k < n && (a - 0x1000) % 0x20 < 0x10 + k % 0x10;
+	struct jt_jitname name;
+
+	if (!in) {
+		assert_null(jt_jittab_find(t, a));
+		assert_false(jt_jittab_name(t, a, &name));
+		return;
+	}
+	assert_int_equal(jt_jittab_find(t, a)->code_index, k);
+	assert_true(jt_jittab_name(t, a, &name));
+	assert_int_equal(name.start, 0x1000 + k * 0x20);
+	assert_int_equal(name.end, name.start + 0x10 + k % 0x10);
+	assert_string_equal(name.name, k & 1 ? "odd" : "even");
+}
+
 /* The flat copy's layout is a tree of every shape: tables of 1 to 70
  * functions, full and partial last levels, name every address right. */
 static void test_table_flat_copy_of_every_size(void **state)
@@ -408,23 +428,25 @@ static void test_table_flat_copy_of_every_size(void **state)
 		struct jt_jitsym s;
 
 		for (i = n; i-- > 0;) {
-			s = sym(0x1000 + i * 0x20, 0x10 + i % 0x10, "f");
+			s = sym(0x1000 + i * 0x20, 0x10 + i % 0x10,
+				i & 1 ? "odd" : "even");
 			s.code_index = i;
 			jt_jittab_load(&t, &s);
+		}
+		/* From the treap: a fresh copy has no flat copy yet. */
+		for (a = 0xfe0; a < 0x1000 + n * 0x20 + 0x20; a++) {
+			struct jt_jittab c = {};
+
+			jt_jittab_copy(&c, &t);
+			assert_names(&c, a, n);
+			assert_false(c.flat.valid);
+			jt_jittab_free(&c);
 		}
 		for (i = 0; i < 40; i++)
 			jt_jittab_find(&t, 0);
 		assert_true(t.flat.valid);
-		for (a = 0xfe0; a < 0x1000 + n * 0x20 + 0x20; a++) {
-			const struct jt_jitsym *f = jt_jittab_find(&t, a);
-			uint64_t k = (a - 0x1000) / 0x20;
-
-			if (a < 0x1000 || k >= n ||
-			    (a - 0x1000) % 0x20 >= 0x10 + k % 0x10)
-				assert_null(f);
-			else
-				assert_int_equal(f->code_index, k);
-		}
+		for (a = 0xfe0; a < 0x1000 + n * 0x20 + 0x20; a++)
+			assert_names(&t, a, n);
 		jt_jittab_free(&t);
 	}
 }

@@ -31,6 +31,7 @@ static void flat_free(struct jt_jitflat *f)
 {
 	free(f->start);
 	free(f->sym);
+	free(f->span);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -77,9 +78,12 @@ static size_t eyt_next(size_t k, size_t n)
 static void flat_add(const struct jt_tnode *node, void *ctx)
 {
 	struct jt_jitflat *f = ctx;
+	const struct jt_jitsym *s = &SYMNODE(node)->s;
 
 	f->start[f->k] = node->key;
-	f->sym[f->k] = &SYMNODE(node)->s;
+	f->sym[f->k] = s;
+	f->span[f->k].end = s->end;
+	f->span[f->k].name = s->name;
 	f->k = eyt_next(f->k, f->n);
 }
 
@@ -89,7 +93,8 @@ static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 
 	f->start = malloc((n + 1) * sizeof(*f->start));
 	f->sym = malloc((n + 1) * sizeof(*f->sym));
-	if (!f->start || !f->sym) {
+	f->span = malloc((n + 1) * sizeof(*f->span));
+	if (!f->start || !f->sym || !f->span) {
 		flat_free(f);
 		return -ENOMEM;
 	}
@@ -100,8 +105,8 @@ static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 	return 0;
 }
 
-static const struct jt_jitsym *flat_find(const struct jt_jitflat *f,
-					 uint64_t addr)
+/* The slot of the function holding addr, or 0. */
+static size_t flat_find(const struct jt_jitflat *f, uint64_t addr)
 {
 	size_t k = 1;
 
@@ -112,7 +117,7 @@ static const struct jt_jitsym *flat_find(const struct jt_jitflat *f,
 	}
 	/* The last start <= addr is where the path last went right. */
 	k >>= __builtin_ctzll(k) + 1;
-	return k && f->sym[k]->end > addr ? f->sym[k] : NULL;
+	return k && f->span[k].end > addr ? k : 0;
 }
 
 /* The function holding addr, or NULL. */
@@ -163,19 +168,52 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 	return jt_jittab_load(t, &s);
 }
 
-const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
+/* The flat copy, when lookups have come often enough to build it. */
+static struct jt_jitflat *flat_of(const struct jt_jittab *t)
 {
 	/* The flat copy is a cache of the table, not part of its value. */
 	struct jt_jitflat *f = (struct jt_jitflat *)&t->flat;
-	struct symnode *n;
 
 	if (f->valid)
-		return flat_find(f, addr);
+		return f;
 	if (++f->misses >= jt_treap_count(&t->t) / 8 + 16 &&
 	    !flat_build(f, &t->t))
-		return flat_find(f, addr);
+		return f;
+	return NULL;
+}
+
+const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
+{
+	struct jt_jitflat *f = flat_of(t);
+	struct symnode *n;
+	size_t k;
+
+	if (f) {
+		k = flat_find(f, addr);
+		return k ? f->sym[k] : NULL;
+	}
 	n = holding(&t->t, addr);
 	return n ? &n->s : NULL;
+}
+
+bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
+		    struct jt_jitname *out)
+{
+	struct jt_jitflat *f = flat_of(t);
+	struct symnode *n;
+	size_t k;
+
+	if (f) {
+		k = flat_find(f, addr);
+		if (k)
+			*out = (struct jt_jitname){ f->start[k], f->span[k].end,
+						    f->span[k].name };
+		return k;
+	}
+	n = holding(&t->t, addr);
+	if (n)
+		*out = (struct jt_jitname){ n->s.start, n->s.end, n->s.name };
+	return n;
 }
 
 const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,

@@ -8,6 +8,7 @@
 #ifndef JT_JITSYMS_H
 #define JT_JITSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/treap.h"
@@ -30,6 +31,11 @@ struct jt_jitsym {
 struct jt_jitflat {
 	uint64_t *start; /* in Eytzinger order, from [1] */
 	const struct jt_jitsym **sym;
+	/* What naming reads, beside the search: one cache miss, not two. */
+	struct {
+		uint64_t end;
+		const char *name;
+	} * span;
 	size_t n;
 	size_t k;      /* the slot the next function goes in, while built */
 	size_t misses; /* lookups since the last change */
@@ -49,6 +55,14 @@ int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end);
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t,
 				       uint64_t addr);
+struct jt_jitname {
+	uint64_t start, end;
+	const char *name;
+};
+
+/* jt_jittab_find's name and span alone, for naming each sample. */
+bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
+		    struct jt_jitname *out);
 /* Functions that overlap [start, end); the first of them. */
 size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
 			  uint64_t end);

@@ -81,21 +81,21 @@ static const char *jit_dso(struct jt_syms *y, uint32_t pid, bool dump)
 static bool jit_symbol(struct jt_syms *y, struct jt_proc *p, uint64_t ip,
 		       struct jt_symres *r)
 {
-	const struct jt_jitsym *j = jt_jittab_find(&p->jitdump, ip);
+	struct jt_jitname j;
 
-	if (j) {
+	if (jt_jittab_name(&p->jitdump, ip, &j)) {
 		r->source = JT_SRC_JITDUMP;
 		r->dso = jit_dso(y, p->pid, true);
-	} else if ((j = jt_jittab_find(&p->perfmap, ip))) {
+	} else if (jt_jittab_name(&p->perfmap, ip, &j)) {
 		r->source = JT_SRC_PERFMAP;
 		r->dso = jit_dso(y, p->pid, false);
+	} else {
+		return false;
 	}
-	if (j) {
-		r->sym = j->name;
-		r->sym_start = j->start;
-		r->sym_end = j->end;
-	}
-	return j;
+	r->sym = j.name;
+	r->sym_start = j.start;
+	r->sym_end = j.end;
+	return true;
 }
 
 /*

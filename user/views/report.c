@@ -387,6 +387,12 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		add_stack(r, &k, y);
 }
 
+/* Names are interned: most ties are one pointer, with no string to read. */
+static int name_cmp(const char *a, const char *b)
+{
+	return a == b ? 0 : strcmp(a, b);
+}
+
 static int cmp_count(const void *a, const void *b, void *ctx)
 {
 	const struct row *x = *(struct row *const *)a,
@@ -398,13 +404,13 @@ static int cmp_count(const void *a, const void *b, void *ctx)
 		return x->children > y->children ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	if ((c = strcmp(x->comm, y->comm)))
+	if ((c = name_cmp(x->comm, y->comm)))
 		return c;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	if ((c = strcmp(x->dso, y->dso)))
+	if ((c = name_cmp(x->dso, y->dso)))
 		return c;
-	if ((c = strcmp(x->sym, y->sym)))
+	if ((c = name_cmp(x->sym, y->sym)))
 		return c;
 	return strcmp(x->dsym ? x->dsym : "", y->dsym ? y->dsym : "");
 }
