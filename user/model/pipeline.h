@@ -33,8 +33,9 @@ struct jt_pipe_ops {
 	bool named;	/* name samples */
 	bool keep_dead; /* keep exited processes (small inputs, tests) */
 	/*
-	 * The consumer never looks up a JIT function itself (the agent): JIT
-	 * records go to the naming model only, which halves their cost.
+	 * The consumer never looks up a JIT function itself (the agent,
+	 * report): JIT records go to the naming model only, which halves
+	 * their cost and keeps one copy of the tables, not two.
 	 */
 	bool jit_naming_only;
 	uint64_t until; /* stop before the first item later; 0: all */

@@ -694,7 +694,10 @@ static void free_row(struct row *w)
 int cmd_report(int argc, char **argv)
 {
 	struct report r = {};
-	struct jt_pipe_ops ops = { .item = on_item, .ctx = &r, .named = true };
+	struct jt_pipe_ops ops = { .item = on_item,
+				   .ctx = &r,
+				   .named = true,
+				   .jit_naming_only = true };
 	const char *in;
 	struct jt_stream s;
 	struct jt_pipe p;
