@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -53,20 +54,40 @@ static void fork_ev(struct jt_model *m, uint32_t parent, uint32_t child)
 	jt_model_apply(m, &ev.h, sizeof(ev));
 }
 
+static void exit_ev(struct jt_model *m, uint32_t pid)
+{
+	struct jt_exit_event ev = { .group_dead = 1 };
+
+	hdr(&ev.h, JT_EV_EXIT, sizeof(ev), pid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+/*
+ * As the stream gives it: the name is the item's own bytes, gone once the
+ * item is out, so a model that kept the pointer would name garbage.
+ */
 static void jit(struct jt_model *m, uint32_t pid, uint16_t op, uint16_t source,
 		uint64_t addr, uint64_t old, uint64_t size, const char *name)
 {
+	char copy[32];
 	struct jt_jit_item j = { .time = clock_ns,
 				 .pid = pid,
 				 .op = op,
 				 .source = source,
 				 .addr = addr,
 				 .old_addr = old,
-				 .size = size,
-				 .name = name };
+				 .size = size };
 
+	if (name) {
+		j.name_len = strlen(name);
+		j.name = memcpy(copy, name, j.name_len + 1);
+	}
 	jt_model_apply_jit(m, &j);
+	memset(copy, '?', sizeof(copy));
 }
+
+/* The pipeline's one table for every name it hands out. */
+static struct jt_strtab strs;
 
 /* Both models, the same event. */
 static struct jt_model eager, lazy;
@@ -161,6 +182,7 @@ static void test_lazy_names_as_eager(void **state)
 		srand(round + 1);
 		jt_model_init(&eager);
 		jt_model_init(&lazy);
+		eager.names = lazy.names = &strs;
 		lazy.lazy_jit = true;
 		npids = 1;
 		both_map(JT_EV_MMAP, 100, 0, PAGES);
@@ -175,6 +197,7 @@ static void test_lazy_names_as_eager(void **state)
 	}
 	/* The comparisons were of functions, not only of empty tables. */
 	assert_true(named > 40 * 1000);
+	jt_strtab_free(&strs);
 }
 
 /* A lazy model with process pid and its code region mapped. */
@@ -189,26 +212,66 @@ static void test_tables_wait_for_a_lookup(void **state)
 {
 	struct jt_model m;
 	struct jt_proc *p;
+	char name[16];
 	int i;
 
 	lazy_model(&m, 7);
-	for (i = 0; i < 100; i++)
+	m.names = &strs;
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
 		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8) + i * 64, 0, 64,
-		    "f");
+		    name);
+	}
 	p = jt_model_find(&m, 7);
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
 	assert_int_equal(p->jitlog.n, 100);
 	assert_int_equal(jt_proc_jit_count(p), 100);
+	/* Logged names are the log's: the run's table has none yet. */
+	assert_int_equal(strs.h.n, 0);
 	/* Outside what the log touches: nothing is built. */
 	jt_model_jit_warm(&m, p, P(1));
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
 	jt_model_jit_warm(&m, p, P(8) + 5 * 64);
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 100);
 	assert_int_equal(p->jitlog.n, 0);
+	assert_int_equal(strs.h.n, 100);
+	assert_string_equal(jt_jittab_find(&p->perfmap, P(8) + 99 * 64)->name,
+			    "f99");
 	/* A cut with nothing logged goes to the tables at once. */
 	map_ev(&m, JT_EV_MUNMAP, 7, 8, 1);
 	assert_int_equal(p->jitlog.n, 0);
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 36);
+	jt_model_free(&m);
+	jt_strtab_free(&strs);
+}
+
+/* A fork's log is its own: the parent's going takes none of its names. */
+static void test_a_forked_log_keeps_its_names(void **state)
+{
+	struct jt_model m;
+	struct jt_proc *c;
+	char name[16];
+	int i;
+
+	lazy_model(&m, 7);
+	m.free_dead = true;
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		jit(&m, 7, JT_JIT_LOAD, JT_SRC_JITDUMP, P(8) + i * 64, 0, 64,
+		    name);
+	}
+	fork_ev(&m, 7, 8);
+	exit_ev(&m, 7);
+	jt_model_reap(&m, UINT64_MAX);
+	assert_null(jt_model_find(&m, 7));
+	c = jt_model_find(&m, 8);
+	assert_int_equal(c->jitlog.n, 300);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		jt_model_jit_warm(&m, c, P(8) + i * 64);
+		assert_string_equal(
+			jt_jittab_find(&c->jitdump, P(8) + i * 64)->name, name);
+	}
 	jt_model_free(&m);
 }
 
@@ -233,6 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lazy_names_as_eager),
 		cmocka_unit_test(test_tables_wait_for_a_lookup),
+		cmocka_unit_test(test_a_forked_log_keeps_its_names),
 		cmocka_unit_test(test_log_is_bounded),
 	};
 

@@ -52,9 +52,9 @@ struct jt_jit_event {
 typedef void (*jt_jit_fn)(void *ctx, const struct jt_jit_event *ev);
 
 struct jt_jit_stats {
-	uint64_t records;	/* well-formed records of any type */
-	uint64_t skipped;	/* malformed records passed over */
-	uint64_t lines;		/* perf-map lines read */
+	uint64_t records; /* well-formed records of any type */
+	uint64_t skipped; /* malformed records passed over */
+	uint64_t lines;	  /* perf-map lines read */
 };
 
 struct jt_jitdump {

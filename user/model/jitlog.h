@@ -20,10 +20,17 @@
 /* A log entry for code gone from [addr, addr + size): unmapped, replaced. */
 #define JT_JITLOG_CUT 0xffff
 
+struct jt_jitlog_names;
+
+/*
+ * Its names are copies in chunks of its own, freed with it: a process
+ * that exits unsampled leaves nothing in the run's string table.
+ */
 struct jt_jitlog {
 	struct jt_jit_item *e;
 	size_t n;
 	size_t cap;
+	struct jt_jitlog_names *names;
 	/* What its entries change: a lookup elsewhere needs no replay. */
 	uint64_t lo;
 	uint64_t hi;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -701,6 +702,15 @@ static struct jt_proc *jit_owner(struct jt_model *m, uint32_t pid)
 	return p;
 }
 
+/* A name as it enters a table: one pointer per string from here on. */
+static const char *jit_name(struct jt_model *m, const struct jt_jit_item *j)
+{
+	if (!j->name)
+		return NULL;
+	return jt_intern(m->names ? m->names : &m->strs, j->name,
+			 j->name_len ? j->name_len : strlen(j->name));
+}
+
 static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 			  const struct jt_jit_item *j)
 {
@@ -711,9 +721,14 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 	switch (j->op) {
 	case JT_JIT_LOAD: {
 		const struct jt_jitsym *old = jt_jittab_find(t, j->addr);
+		const char *name = jit_name(m, j);
 
 		m->replaced = old ? *old : (struct jt_jitsym){};
-		s = (struct jt_jitsym){ j->addr, j->addr + j->size, j->name,
+		if (j->name && !name) {
+			check(m, -ENOMEM);
+			break;
+		}
+		s = (struct jt_jitsym){ j->addr, j->addr + j->size, name,
 					j->code_index, j->time };
 		check(m, jt_jittab_load(t, &s));
 		break;

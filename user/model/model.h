@@ -93,6 +93,8 @@ struct jt_model {
 	jt_exit_fn on_exit;
 	void *exit_ctx;
 	struct jt_strtab strs;
+	/* Where JIT names are interned: the stream's table; NULL: strs. */
+	struct jt_strtab *names;
 	uint64_t now;
 	struct jt_model_stats stats;
 	struct jt_perf_seen

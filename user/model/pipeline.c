@@ -159,6 +159,8 @@ int jt_pipe_run(struct jt_pipe *p, struct jt_stream *s,
 	jt_model_init(&p->ahead);
 	jt_model_init(&p->m);
 	p->ahead.free_dead = p->m.free_dead = !ops->keep_dead;
+	/* Every name the pipeline hands out comes from one table. */
+	p->ahead.names = p->m.names = &s->strs;
 	/* Samples are named in ahead: its tables are built as they need. */
 	p->ahead.lazy_jit = true;
 	p->ahead.on_exit = named_exit;

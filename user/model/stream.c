@@ -635,29 +635,37 @@ static uint64_t dump_time(struct jt_stream *s, struct jit_feed *f,
 	return f->read_time;
 }
 
-/* The item, then the load's CFI and inlining entries, if any. */
-static struct jt_item *jit_item(struct jt_stream *s,
-				const struct jt_jit_item *j,
+/* The item, then the load's CFI, inlining entries and name, if any. */
+static struct jt_item *jit_item(struct jt_stream *s, struct jt_jit_item *j,
 				const struct jt_jit_event *ev)
 {
-	struct jt_item *it = new_item2(s, JT_IT_JIT, j->time, j, sizeof(*j),
-				       ev->unwind, ev->unwind_len);
+	size_t more = ev->unwind_len + ev->inl_len +
+		      (ev->name_len ? ev->name_len + 1 : 0);
+	struct jt_item *it = item_alloc(s, sizeof(*j) + more);
+	char *p;
 
-	if (it && ev->inl_len) {
-		struct jt_item *big =
-			realloc(it, sizeof(*it) + it->len + ev->inl_len);
-
-		if (!big) {
-			free(it);
-			s->err = -ENOMEM;
-			return NULL;
-		}
-		big->data = big + 1;
-		big->pooled = 0; /* not a pool block's size any more */
-		memcpy((char *)(big + 1) + big->len, ev->inl, ev->inl_len);
-		big->len += ev->inl_len;
-		it = big;
+	if (!it)
+		return NULL;
+	*it = (struct jt_item){ .time = j->time,
+				.seq = ++s->seq,
+				.data = it + 1,
+				.len = sizeof(*j) + more,
+				.kind = JT_IT_JIT,
+				.pooled = it->pooled };
+	p = (char *)(it + 1) + sizeof(*j);
+	if (ev->unwind_len)
+		memcpy(p, ev->unwind, ev->unwind_len);
+	p += ev->unwind_len;
+	if (ev->inl_len)
+		memcpy(p, ev->inl, ev->inl_len);
+	p += ev->inl_len;
+	if (ev->name_len) {
+		memcpy(p, ev->name, ev->name_len);
+		p[ev->name_len] = 0;
+		j->name = p;
+		j->name_len = ev->name_len;
 	}
+	memcpy(it + 1, j, sizeof(*j));
 	return it;
 }
 
@@ -678,9 +686,6 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 		.old_addr = ev->old_addr,
 		.size = ev->size,
 		.code_index = ev->code_index,
-		.name = ev->name_len ?
-				jt_intern(&s->strs, ev->name, ev->name_len) :
-				NULL,
 		.unwind_len = ev->unwind_len,
 		.unwind_hdr_len = ev->unwind_hdr_len,
 		.inl_len = ev->inl_len,

@@ -42,7 +42,14 @@ struct jt_jit_item {
 	uint64_t old_addr;
 	uint64_t size;
 	uint64_t code_index;
-	const char *name; /* interned */
+	/*
+	 * LOAD: name_len bytes and a NUL, last in the item: not interned.
+	 * Most lines are never looked up (a short-lived process writes its
+	 * perf-map and exits), so the model interns a name only as it
+	 * enters a table.
+	 */
+	const char *name;
+	uint32_t name_len;
 	/* LOAD: unwind_len bytes of CFI follow the item (jt_jit_unwind) */
 	uint32_t unwind_len;
 	uint32_t unwind_hdr_len;
@@ -101,10 +108,11 @@ struct jt_item {
 
 /*
  * Items this small (header included) are blocks of this size that the
- * stream reuses: a perf-map line's. No bigger: the reorder window can
- * hold a burst of a hundred thousand of them.
+ * stream reuses: a perf-map line's with a name of up to 47 bytes. No
+ * bigger: the reorder window can hold a burst of a hundred thousand.
  */
-#define JT_ITEM_POOL_SIZE (sizeof(struct jt_item) + sizeof(struct jt_jit_item))
+#define JT_ITEM_POOL_SIZE                                                      \
+	(sizeof(struct jt_item) + sizeof(struct jt_jit_item) + 48)
 
 struct jt_meta {
 	char *key;

@@ -568,7 +568,11 @@ static void name_late(struct jt_syms *y, struct jt_model *m,
 		if (!g || g->start != wt->region_start ||
 		    g->born_ns != wt->region_born)
 			continue;
-		r->sym = j->name;
+		/* The item's own copy: interned, it outlives the item. */
+		r->sym = j->name ? jt_intern(y->strs, j->name,
+					     j->name_len ? j->name_len :
+							   strlen(j->name)) :
+				   NULL;
 		r->sym_start = j->addr;
 		r->sym_end = j->addr + j->size;
 		r->source = j->source;

@@ -187,7 +187,7 @@ static void jit_item(struct audit *a, struct jt_model *m,
 	if (j->op != JT_JIT_LOAD)
 		return;
 	if (j->source == JT_SRC_PERFMAP && m->replaced.name &&
-	    m->replaced.name != j->name) {
+	    (!j->name || strcmp(m->replaced.name, j->name))) {
 		snprintf(text, sizeof(text), "%s replaced by %s",
 			 m->replaced.name, j->name);
 		if ((w = detail(&d))) {
