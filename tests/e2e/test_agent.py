@@ -729,6 +729,35 @@ def test_agent_metrics_count_what_it_saw():
     assert after["jittrace_agent_rss_bytes"] > 0
 
 
+def test_agent_frees_jit_names_once_their_process_is_gone():
+    """Two JITs one after the other, each naming 3,000 functions in its
+    perf-map: the agent holds their names while their code is sampled,
+    and none of them once each has exited, so names that come and go for
+    days do not pile up."""
+    n = 3000
+    with agent("-F", "199", "--window", "1") as a:
+        base = a.metrics()["jittrace_jit_names"]
+        for _ in range(2):
+            p = subprocess.Popen([*AS_USER, os.path.join(WL, "jitgen"), "many",
+                                  str(n), "120", "-m"],
+                                 stdout=subprocess.DEVNULL)
+            try:
+                # A sample in its code builds its table, and interns them.
+                wait_for("its names held", lambda: a.metrics()[
+                    "jittrace_jit_names"] >= base + n, 60)
+            finally:
+                p.kill()
+                p.wait()
+                try:
+                    os.unlink(f"/tmp/perf-{p.pid}.map")
+                except FileNotFoundError:
+                    pass
+            wait_for("its names freed", lambda: a.metrics()[
+                "jittrace_jit_names"] <= base, 60)
+        m = a.metrics()
+    assert m["jittrace_jit_names"] <= base
+
+
 def test_agent_listens_on_a_name_and_on_ipv6():
     from agentlib import free_port
     for host, url_host in (("localhost", "localhost"), ("[::1]", "[::1]")):

@@ -86,8 +86,8 @@ static void jit(struct jt_model *m, uint32_t pid, uint16_t op, uint16_t source,
 	memset(copy, '?', sizeof(copy));
 }
 
-/* The pipeline's one table for every name it hands out. */
-static struct jt_strtab strs;
+/* The pipeline's one table for every JIT name it hands out. */
+static struct jt_nametab jitnames;
 
 /* Both models, the same event. */
 static struct jt_model eager, lazy;
@@ -182,7 +182,7 @@ static void test_lazy_names_as_eager(void **state)
 		srand(round + 1);
 		jt_model_init(&eager);
 		jt_model_init(&lazy);
-		eager.names = lazy.names = &strs;
+		eager.names = lazy.names = &jitnames;
 		lazy.lazy_jit = true;
 		npids = 1;
 		both_map(JT_EV_MMAP, 100, 0, PAGES);
@@ -194,10 +194,13 @@ static void test_lazy_names_as_eager(void **state)
 				same_at(pids[k], P(0) + i * 64);
 		jt_model_free(&eager);
 		jt_model_free(&lazy);
+		/* Every reference a table took, it gave back. */
+		jt_names_sweep(&jitnames, UINT64_MAX);
+		assert_int_equal(jitnames.h.n, 0);
 	}
 	/* The comparisons were of functions, not only of empty tables. */
 	assert_true(named > 40 * 1000);
-	jt_strtab_free(&strs);
+	jt_nametab_free(&jitnames);
 }
 
 /* A lazy model with process pid and its code region mapped. */
@@ -216,7 +219,7 @@ static void test_tables_wait_for_a_lookup(void **state)
 	int i;
 
 	lazy_model(&m, 7);
-	m.names = &strs;
+	m.names = &jitnames;
 	for (i = 0; i < 100; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8) + i * 64, 0, 64,
@@ -227,14 +230,14 @@ static void test_tables_wait_for_a_lookup(void **state)
 	assert_int_equal(p->jitlog.n, 100);
 	assert_int_equal(jt_proc_jit_count(p), 100);
 	/* Logged names are the log's: the run's table has none yet. */
-	assert_int_equal(strs.h.n, 0);
+	assert_int_equal(jitnames.h.n, 0);
 	/* Outside what the log touches: nothing is built. */
 	jt_model_jit_warm(&m, p, P(1));
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
 	jt_model_jit_warm(&m, p, P(8) + 5 * 64);
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 100);
 	assert_int_equal(p->jitlog.n, 0);
-	assert_int_equal(strs.h.n, 100);
+	assert_int_equal(jitnames.h.n, 100);
 	assert_string_equal(jt_jittab_find(&p->perfmap, P(8) + 99 * 64)->name,
 			    "f99");
 	/* A cut with nothing logged goes to the tables at once. */
@@ -242,7 +245,7 @@ static void test_tables_wait_for_a_lookup(void **state)
 	assert_int_equal(p->jitlog.n, 0);
 	assert_int_equal(jt_treap_count(&p->perfmap.t), 36);
 	jt_model_free(&m);
-	jt_strtab_free(&strs);
+	jt_nametab_free(&jitnames);
 }
 
 /* A fork's log is its own: the parent's going takes none of its names. */

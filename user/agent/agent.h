@@ -73,6 +73,7 @@ struct jt_agent_metrics {
 	uint64_t procs;
 	uint64_t regions;
 	uint64_t jit_syms;
+	uint64_t jit_names; /* distinct JIT names held */
 	uint64_t windows;
 	uint64_t window_bytes;
 	uint64_t spool_written;

@@ -111,6 +111,10 @@ static void alive(FILE *f, const struct jt_agent_metrics *m)
 	    "Requested regions of live processes.", m->regions);
 	one(f, "jittrace_jit_symbols", "gauge",
 	    "JIT functions known in live processes.", m->jit_syms);
+	one(f, "jittrace_jit_names", "gauge",
+	    "Distinct JIT function names held; a name goes once no table of "
+	    "a live process holds it and its samples are out.",
+	    m->jit_names);
 	head(f, "jittrace_audit_findings", "gauge",
 	     "audit's findings for live processes, by kind, as of the last "
 	     "window: coalesced kernel VMAs, private (copied) pages.");

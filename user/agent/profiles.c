@@ -137,6 +137,7 @@ static void window_out(struct cutter *c, uint64_t until)
 	a->met.windows++;
 	a->met.window_bytes = w->len;
 	count_alive(c, &c->p.ahead); /* where the JIT tables are */
+	a->met.jit_names = c->p.names.h.n;
 	a->met.retro_forced = c->p.retro_forced;
 	pthread_mutex_unlock(&a->lock);
 	if (!w->err && a->spool)
@@ -384,7 +385,9 @@ void *jt_profiles_run(void *agent)
 				   .exited = proc_gone,
 				   .ctx = &c,
 				   .named = true,
-				   .jit_naming_only = true };
+				   .jit_naming_only = true,
+				   /* Profiles copy what they keep. */
+				   .free_names = true };
 	char path[64], msg[256];
 	int err;
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/nametab.h"
 #include "model/jitsyms.h"
 
 struct symnode {
@@ -27,6 +28,24 @@ static struct jt_tnode *dup(const struct jt_tnode *n)
 
 static const struct jt_treap_ops sym_ops = { dup, free_node };
 
+/* Tables whose names are jt_name_get's: each node holds a reference. */
+static void free_counted(struct jt_tnode *n)
+{
+	jt_name_put(SYMNODE(n)->s.name);
+	free(SYMNODE(n));
+}
+
+static struct jt_tnode *dup_counted(const struct jt_tnode *n)
+{
+	struct jt_tnode *c = dup(n);
+
+	if (c && SYMNODE(c)->s.name)
+		jt_name_ref(SYMNODE(c)->s.name);
+	return c;
+}
+
+static const struct jt_treap_ops counted_ops = { dup_counted, free_counted };
+
 static void flat_free(struct jt_jitflat *f)
 {
 	free(f->start);
@@ -41,7 +60,7 @@ static struct jt_treap *tree(struct jt_jittab *t)
 {
 	if (t->flat.valid || t->flat.misses)
 		flat_free(&t->flat);
-	t->t.ops = &sym_ops;
+	t->t.ops = t->counted ? &counted_ops : &sym_ops;
 	return &t->t;
 }
 
@@ -148,6 +167,8 @@ int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 	jt_jittab_cut(t, s->start, s->end > s->start ? s->end : s->start + 1);
 	n->s = *s;
 	n->t.key = s->start;
+	if (t->counted && s->name)
+		jt_name_ref(s->name);
 	jt_treap_insert(tree(t), &n->t);
 	return 0;
 }
@@ -250,7 +271,8 @@ int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
 	flat_free(&dst->flat);
 	jt_treap_share(&dst->t, &src->t);
-	dst->t.ops = &sym_ops;
+	dst->counted = src->counted;
+	dst->t.ops = src->counted ? &counted_ops : &sym_ops;
 	return 0;
 }
 

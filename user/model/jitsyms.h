@@ -46,6 +46,8 @@ struct jt_jitflat {
 struct jt_jittab {
 	struct jt_treap t; /* by start, never overlapping */
 	struct jt_jitflat flat;
+	/* Names are jt_name_get's: set before the first load. */
+	bool counted;
 };
 
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s);

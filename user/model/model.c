@@ -702,13 +702,20 @@ static struct jt_proc *jit_owner(struct jt_model *m, uint32_t pid)
 	return p;
 }
 
-/* A name as it enters a table: one pointer per string from here on. */
+/*
+ * A name as it enters a table: one pointer per string from here on. With
+ * m->names, a reference the caller puts once the table has its own.
+ */
 static const char *jit_name(struct jt_model *m, const struct jt_jit_item *j)
 {
+	size_t len;
+
 	if (!j->name)
 		return NULL;
-	return jt_intern(m->names ? m->names : &m->strs, j->name,
-			 j->name_len ? j->name_len : strlen(j->name));
+	len = j->name_len ? j->name_len : strlen(j->name);
+	if (m->names)
+		return jt_name_get(m->names, j->name, len);
+	return jt_intern(&m->strs, j->name, len);
 }
 
 static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
@@ -728,9 +735,13 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 			check(m, -ENOMEM);
 			break;
 		}
+		if (!t->t.root)
+			t->counted = m->names;
 		s = (struct jt_jitsym){ j->addr, j->addr + j->size, name,
 					j->code_index, j->time };
 		check(m, jt_jittab_load(t, &s));
+		if (m->names)
+			jt_name_put(name);
 		break;
 	}
 	case JT_JIT_MOVE:

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "jt_abi.h"
 #include "lib/hash.h"
+#include "lib/nametab.h"
 #include "lib/strtab.h"
 #include "model/aspace.h"
 #include "model/jitlog.h"
@@ -93,8 +94,11 @@ struct jt_model {
 	jt_exit_fn on_exit;
 	void *exit_ctx;
 	struct jt_strtab strs;
-	/* Where JIT names are interned: the stream's table; NULL: strs. */
-	struct jt_strtab *names;
+	/*
+	 * Where JIT names are interned, counted by the tables that hold them
+	 * (the pipeline's); NULL: in strs, for the run.
+	 */
+	struct jt_nametab *names;
 	uint64_t now;
 	struct jt_model_stats stats;
 	struct jt_perf_seen

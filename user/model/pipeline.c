@@ -90,7 +90,7 @@ static int hold(struct jt_pipe *p, struct jt_item *it, struct jt_named *named)
 		jt_stream_put(p->s, it);
 		return -ENOMEM;
 	}
-	p->held[p->n++] = (struct jt_held){ it, named };
+	p->held[p->n++] = (struct jt_held){ it, named, p->steps };
 	return 0;
 }
 
@@ -133,6 +133,8 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 		deliver(p, it, NULL);
 		return 0;
 	}
+	/* A name that dies now may be held by any sample named before. */
+	p->names.now = ++p->steps;
 	apply(&p->ahead, it);
 	named = jt_syms_sample(&p->syms, &p->ahead, it);
 	if (named)
@@ -143,6 +145,10 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 	if (hold(p, it, named))
 		return -ENOMEM;
 	release(p, it->time, false);
+	if (p->ops->free_names)
+		jt_names_sweep(&p->names, p->head < p->n ?
+						  p->held[p->head].step :
+						  p->steps + 1);
 	return 0;
 }
 
@@ -159,8 +165,8 @@ int jt_pipe_run(struct jt_pipe *p, struct jt_stream *s,
 	jt_model_init(&p->ahead);
 	jt_model_init(&p->m);
 	p->ahead.free_dead = p->m.free_dead = !ops->keep_dead;
-	/* Every name the pipeline hands out comes from one table. */
-	p->ahead.names = p->m.names = &s->strs;
+	/* Every JIT name the pipeline hands out comes from one table. */
+	p->ahead.names = p->m.names = p->syms.jitnames = &p->names;
 	/* Samples are named in ahead: its tables are built as they need. */
 	p->ahead.lazy_jit = true;
 	p->ahead.on_exit = named_exit;
@@ -192,5 +198,7 @@ void jt_pipe_free(struct jt_pipe *p)
 	jt_syms_free(&p->syms);
 	jt_model_free(&p->ahead);
 	jt_model_free(&p->m);
+	/* Last: the models' tables put their names as they go. */
+	jt_nametab_free(&p->names);
 	memset(p, 0, sizeof(*p));
 }

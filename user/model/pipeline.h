@@ -38,12 +38,19 @@ struct jt_pipe_ops {
 	 * their cost and keeps one copy of the tables, not two.
 	 */
 	bool jit_naming_only;
+	/*
+	 * The consumer keeps no name past its item (the agent): JIT names
+	 * nothing holds any more are freed once their samples are out, so
+	 * names that come and go for days do not pile up.
+	 */
+	bool free_names;
 	uint64_t until; /* stop before the first item later; 0: all */
 };
 
 struct jt_held {
 	struct jt_item *it;
 	struct jt_named *named;
+	uint64_t step; /* when it was named */
 };
 
 struct jt_pipe {
@@ -52,6 +59,8 @@ struct jt_pipe {
 	struct jt_model ahead; /* the naming side's model */
 	struct jt_model m;     /* the consumer's model */
 	const struct jt_pipe_ops *ops;
+	struct jt_nametab names; /* JIT names, counted */
+	uint64_t steps;
 	struct jt_held *held; /* named, waiting to reach m */
 	size_t head;
 	size_t n;

@@ -512,6 +512,26 @@ void jt_syms_settle(struct jt_syms *y, struct jt_named *n)
  * one would have named the sample on the spot. Frames of call chains
  * wait the same way, by their call sites.
  */
+/*
+ * The item's own name, interned where the tables' are: it outlives the
+ * item. No table holds it for the sample: it waits to be freed until the
+ * sample is out (jt_names_sweep).
+ */
+static const char *retro_name(struct jt_syms *y, const struct jt_jit_item *j)
+{
+	size_t len;
+	const char *s;
+
+	if (!j->name)
+		return NULL;
+	len = j->name_len ? j->name_len : strlen(j->name);
+	if (!y->jitnames)
+		return jt_intern(y->strs, j->name, len);
+	s = jt_name_get(y->jitnames, j->name, len);
+	jt_name_put(s);
+	return s;
+}
+
 /* The frame an unfinished unwinding stopped at is now known code. */
 static void queue_redo(struct jt_syms *y, struct jt_named *n,
 		       const struct jt_symres *r)
@@ -568,11 +588,7 @@ static void name_late(struct jt_syms *y, struct jt_model *m,
 		if (!g || g->start != wt->region_start ||
 		    g->born_ns != wt->region_born)
 			continue;
-		/* The item's own copy: interned, it outlives the item. */
-		r->sym = j->name ? jt_intern(y->strs, j->name,
-					     j->name_len ? j->name_len :
-							   strlen(j->name)) :
-				   NULL;
+		r->sym = retro_name(y, j);
 		r->sym_start = j->addr;
 		r->sym_end = j->addr + j->size;
 		r->source = j->source;

@@ -85,6 +85,8 @@ struct jt_syms {
 	 * by pointer without interning each sample's names again.
 	 */
 	struct jt_strtab *strs;
+	/* JIT names, as the tables hold them; NULL: strs */
+	struct jt_nametab *jitnames;
 	/* The last process's JIT dso names ("jit-PID.dump", "perf-PID.map") */
 	uint32_t jit_dso_pid;
 	const char *jit_dso[2];
