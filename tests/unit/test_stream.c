@@ -178,6 +178,90 @@ static void test_perfmap_line_timed_by_later_write(void **state)
 	jt_stream_free(&s);
 }
 
+/*
+ * Lines one write made go out as one item of that write's time, in file
+ * order, each with its own name; a line of a later write is an item of
+ * its own. 200 lines of one write make items of at most 64.
+ */
+static void test_perfmap_lines_of_one_write_are_one_item(void **state)
+{
+	char text[200 * 32];
+	struct jt_jit_rec piece = { .time = 9 * S, .offset = 0, .file_id = 3 };
+	struct jt_writer w;
+	struct jt_stream s;
+	struct jt_item *it;
+	size_t len = 0, first;
+	uint32_t i, lines = 0, items = 0;
+
+	for (i = 0; i < 3; i++)
+		len += sprintf(text + len, "%x 10 fn_%u\n", 0x1000 + i * 16, i);
+	first = len;
+	len += sprintf(text + len, "2000 10 late_one\n");
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_perfmap(&w, 3, 7, 0, 99);
+	jt_writer_add(&w, JT_REC_JIT, &piece, sizeof(piece), text, len);
+	add_write(&w, 7, 99, first, 3 * S);
+	add_write(&w, 7, 99, len, 4 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	while ((it = jt_stream_next(&s))) {
+		if (it->kind == JT_IT_JIT) {
+			const struct jt_jit_item *j = jt_jit_rec(it, 0);
+
+			if (!items) {
+				assert_int_equal(jt_jit_count(it), 3);
+				for (i = 0; i < 3; i++) {
+					char want[16];
+
+					j = jt_jit_rec(it, i);
+					snprintf(want, sizeof(want), "fn_%u",
+						 i);
+					assert_int_equal(j->time, 3 * S);
+					assert_int_equal(j->addr,
+							 0x1000 + i * 16);
+					assert_string_equal(j->name, want);
+					assert_int_equal(j->name_len,
+							 strlen(want));
+				}
+			} else {
+				assert_int_equal(jt_jit_count(it), 1);
+				assert_int_equal(j->time, 4 * S);
+				assert_string_equal(j->name, "late_one");
+			}
+			assert_int_equal(it->time, j->time);
+			items++;
+		}
+		free(it);
+	}
+	assert_int_equal(items, 2);
+	jt_stream_free(&s);
+
+	/* One write of 200 lines: 64 + 64 + 64 + 8, every line once. */
+	for (i = 0, len = 0; i < 200; i++)
+		len += sprintf(text + len, "%x 10 f%u\n", 0x1000 + i * 16, i);
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_perfmap(&w, 3, 7, 0, 99);
+	jt_writer_add(&w, JT_REC_JIT, &piece, sizeof(piece), text, len);
+	add_write(&w, 7, 99, len, 3 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	items = 0;
+	while ((it = jt_stream_next(&s))) {
+		if (it->kind == JT_IT_JIT) {
+			assert_true(jt_jit_count(it) <= 64);
+			for (i = 0; i < jt_jit_count(it); i++)
+				assert_int_equal(jt_jit_rec(it, i)->addr,
+						 0x1000 + (lines + i) * 16);
+			lines += jt_jit_count(it);
+			items++;
+		}
+		free(it);
+	}
+	assert_int_equal(lines, 200);
+	assert_int_equal(items, 4);
+	jt_stream_free(&s);
+}
+
 /* Writes before and after the refusal: all counted, none kept. */
 static void test_refused_perfmap_counts_its_writes(void **state)
 {
@@ -274,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_late_event_is_counted),
 		cmocka_unit_test(test_rounds_order_a_stalled_recorder),
 		cmocka_unit_test(test_perfmap_line_timed_by_later_write),
+		cmocka_unit_test(test_perfmap_lines_of_one_write_are_one_item),
 		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
 		cmocka_unit_test(test_window_matches_a_sort),
 	};

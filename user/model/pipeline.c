@@ -33,7 +33,7 @@ static void apply(struct jt_model *m, const struct jt_item *it)
 	if (it->kind == JT_IT_BPF)
 		jt_model_apply(m, it->data, it->len);
 	else if (it->kind == JT_IT_JIT)
-		jt_model_apply_jit(m, it->data);
+		jt_model_apply_jit(m, it->data); /* one record (jit_one) */
 	else if (h->type == PERF_RECORD_COMM)
 		perf_comm(m, it);
 	else if (!jt_perf_mmap2(h, it->len, &mm))
@@ -41,8 +41,26 @@ static void apply(struct jt_model *m, const struct jt_item *it)
 				  mm.start + mm.len);
 }
 
-static void deliver(struct jt_pipe *p, struct jt_item *it,
-		    struct jt_named *named)
+/*
+ * Record i of a JIT item, as an item of its own: what models and views
+ * take. A write's perf-map lines travel as one item (stream.c).
+ */
+static const struct jt_item *jit_one(const struct jt_item *it, uint32_t i,
+				     struct jt_item *one)
+{
+	const struct jt_jit_item *j = jt_jit_rec(it, i);
+
+	if (!it->nrec)
+		return it;
+	*one = *it;
+	one->data = j;
+	one->len = sizeof(*j) + (j->name ? j->name_len + 1 : 0);
+	one->nrec = 0;
+	return one;
+}
+
+static void deliver_one(struct jt_pipe *p, const struct jt_item *it,
+			struct jt_named *named)
 {
 	if (it->kind != JT_IT_JIT || !p->ops->jit_naming_only)
 		apply(&p->m, it);
@@ -51,6 +69,19 @@ static void deliver(struct jt_pipe *p, struct jt_item *it,
 	if (p->ops->item)
 		p->ops->item(p->ops->ctx, &p->m, it,
 			     named ? &named->res : NULL);
+}
+
+static void deliver(struct jt_pipe *p, struct jt_item *it,
+		    struct jt_named *named)
+{
+	struct jt_item one;
+	uint32_t i;
+
+	if (it->kind == JT_IT_JIT)
+		for (i = 0; i < jt_jit_count(it); i++)
+			deliver_one(p, jit_one(it, i, &one), NULL);
+	else
+		deliver_one(p, it, named);
 	jt_model_reap(&p->m, it->time);
 	jt_named_free(named);
 	jt_stream_put(p->s, it);
@@ -135,12 +166,21 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 	}
 	/* A name that dies now may be held by any sample named before. */
 	p->names.now = ++p->steps;
-	apply(&p->ahead, it);
-	named = jt_syms_sample(&p->syms, &p->ahead, it);
-	if (named)
-		it = drop_stack(p, it, named);
-	if (it->kind == JT_IT_JIT)
-		jt_syms_jit(&p->syms, &p->ahead, it->data);
+	if (it->kind == JT_IT_JIT) {
+		struct jt_item one;
+		uint32_t i;
+
+		for (i = 0; i < jt_jit_count(it); i++) {
+			apply(&p->ahead, jit_one(it, i, &one));
+			jt_syms_jit(&p->syms, &p->ahead, jt_jit_rec(it, i));
+		}
+		named = NULL;
+	} else {
+		apply(&p->ahead, it);
+		named = jt_syms_sample(&p->syms, &p->ahead, it);
+		if (named)
+			it = drop_stack(p, it, named);
+	}
 	jt_model_reap(&p->ahead, it->time);
 	if (hold(p, it, named))
 		return -ENOMEM;

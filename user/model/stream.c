@@ -594,10 +594,22 @@ static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
 	push(s, it);
 }
 
+/*
+ * Perf-map lines one write made share its time: they go out as one item,
+ * so the merge, the pipeline's hold and the item's own cost are paid once
+ * per write, not per line (most of the agent's time under churn).
+ */
+#define BATCH_MAX 64
+#define BATCH_NAMES 4096
+
 struct jit_feed {
 	struct jt_stream *s;
 	struct jt_jit_source *src;
 	uint64_t read_time;
+	uint32_t n;
+	uint32_t names_len;
+	struct jt_jit_item batch[BATCH_MAX];
+	char names[BATCH_NAMES];
 };
 
 /*
@@ -669,6 +681,61 @@ static struct jt_item *jit_item(struct jt_stream *s, struct jt_jit_item *j,
 	return it;
 }
 
+/* The lines gathered so far, as one item: the records, then the names. */
+static void batch_flush(struct jit_feed *f)
+{
+	size_t recs = f->n * sizeof(*f->batch);
+	struct jt_item *it;
+	struct jt_jit_item *r;
+	char *names;
+	uint32_t i;
+
+	if (!f->n)
+		return;
+	it = item_alloc(f->s, recs + f->names_len);
+	if (it) {
+		*it = (struct jt_item){ .time = f->batch[0].time,
+					.seq = ++f->s->seq,
+					.data = it + 1,
+					.len = recs + f->names_len,
+					.kind = JT_IT_JIT,
+					.pooled = it->pooled,
+					.nrec = f->n };
+		r = memcpy(it + 1, f->batch, recs);
+		names = memcpy((char *)(it + 1) + recs, f->names, f->names_len);
+		for (i = 0; i < f->n; i++)
+			if (r[i].name)
+				r[i].name = names + (r[i].name - f->names);
+		push(f->s, it);
+	}
+	f->n = f->names_len = 0;
+}
+
+/* j into the batch; false when it must go on its own (a long name). */
+static bool batch_add(struct jit_feed *f, const struct jt_jit_item *j,
+		      const char *name, uint32_t len)
+{
+	uint32_t need = len ? len + 1 : 0;
+
+	if (need > BATCH_NAMES)
+		return false;
+	if (f->n && (f->batch[0].time != j->time || f->n == BATCH_MAX ||
+		     f->names_len + need > BATCH_NAMES))
+		batch_flush(f);
+	f->batch[f->n] = *j;
+	if (len) {
+		char *p = f->names + f->names_len;
+
+		memcpy(p, name, len);
+		p[len] = 0;
+		f->batch[f->n].name = p;
+		f->batch[f->n].name_len = len;
+		f->names_len += need;
+	}
+	f->n++;
+	return true;
+}
+
 static void on_jit(void *ctx, const struct jt_jit_event *ev)
 {
 	struct jit_feed *f = ctx;
@@ -698,6 +765,10 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	 */
 	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
 		j.time = f->src->found_ns;
+	if (f->src->kind == JT_JIT_PERFMAP &&
+	    batch_add(f, &j, ev->name, ev->name_len))
+		return;
+	batch_flush(f);
 	push(s, jit_item(s, &j, ev));
 }
 
@@ -723,7 +794,7 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 {
 	const struct jt_jit_rec *jr = p->rec;
 	uint32_t id = jr->file_id;
-	struct jit_feed f = { s, NULL, jr->time };
+	struct jit_feed f = { .s = s, .read_time = jr->time };
 	const void *bytes = jr + 1;
 	size_t n = p->len - sizeof(*jr);
 
@@ -755,6 +826,7 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 	else
 		jt_perfmap_feed(&f.src->map, bytes, n, jr->time, f.src->pid,
 				on_jit, &f);
+	batch_flush(&f);
 }
 
 /* Room for len bytes at the tail: a new chunk when the last is full. */

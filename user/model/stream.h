@@ -104,7 +104,21 @@ struct jt_item {
 	uint16_t cpu;
 	uint8_t late;	/* came after later items were out: not in its place */
 	uint8_t pooled; /* a JT_ITEM_POOL_SIZE block jt_stream_put keeps */
+	/* JIT: records in it, of one time (a write's perf-map lines); 0: 1 */
+	uint16_t nrec;
 };
+
+/* A JIT item's records: jt_jit_item[n], the first with its trailers. */
+static inline uint32_t jt_jit_count(const struct jt_item *it)
+{
+	return it->nrec ? it->nrec : 1;
+}
+
+static inline const struct jt_jit_item *jt_jit_rec(const struct jt_item *it,
+						   uint32_t i)
+{
+	return (const struct jt_jit_item *)it->data + i;
+}
 
 /*
  * Items this small (header included) are blocks of this size that the
