@@ -329,13 +329,20 @@ void jt_perfmap_free(struct jt_perfmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* A hex digit's value, or -1: isxdigit() and tolower() ask the locale. */
+/*
+ * Each byte's value as a hex digit plus one, 0 if none: a table, as a
+ * line has twenty of them (isxdigit() and tolower() ask the locale).
+ */
+static const uint8_t hex_value[256] = {
+	['0'] = 1,  ['1'] = 2,	['2'] = 3,  ['3'] = 4,	['4'] = 5,  ['5'] = 6,
+	['6'] = 7,  ['7'] = 8,	['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 static int hex_digit(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return hex_value[c] - 1;
 }
 
 static bool hex_field(const char **p, const char *end, uint64_t *out)
