@@ -8,7 +8,6 @@
 struct jt_name {
 	struct jt_nametab *t;
 	struct jt_name *next_dead;
-	uint64_t hash;
 	uint64_t died;
 	uint32_t refs;
 	bool buried; /* in the graveyard, perhaps alive again since */
@@ -48,7 +47,7 @@ const char *jt_name_get(struct jt_nametab *t, const char *s, size_t len)
 		free(n);
 		return NULL;
 	}
-	*n = (struct jt_name){ .t = t, .hash = hash, .refs = 1 };
+	*n = (struct jt_name){ .t = t, .refs = 1 };
 	memcpy(n->s, s, len);
 	n->s[len] = 0;
 	return n->s;
@@ -100,7 +99,7 @@ size_t jt_names_sweep(struct jt_nametab *t, uint64_t before)
 		n->buried = false;
 		if (n->refs)
 			continue;
-		jt_hash_del(&t->h, n->hash, same, n);
+		jt_hash_del(&t->h, jt_hash_bytes(n->s, strlen(n->s)), same, n);
 		free(n);
 		freed++;
 	}
