@@ -80,12 +80,12 @@ struct jt_syms {
 	struct jt_stream *s;
 	struct jt_symstats st;
 	/*
-	 * The stream's string table: every name the pipeline hands out,
-	 * JIT code's included, is one pointer per string, so views group
-	 * by pointer without interning each sample's names again.
+	 * Every name the pipeline hands out is one pointer per string, so
+	 * views group by pointer without interning each sample's names
+	 * again: ELF, kernel and path names in the stream's table (strs),
+	 * JIT names in the pipeline's counted one (jitnames; NULL: strs).
 	 */
 	struct jt_strtab *strs;
-	/* JIT names, as the tables hold them; NULL: strs */
 	struct jt_nametab *jitnames;
 	/* The last process's JIT dso names ("jit-PID.dump", "perf-PID.map") */
 	uint32_t jit_dso_pid;
