@@ -50,8 +50,7 @@ static int append(struct jt_jitlog *l, const struct jt_jit_item *j)
 	e = &l->e[l->n];
 	*e = *j;
 	if (j->name) {
-		e->name_len = j->name_len ? j->name_len : strlen(j->name);
-		e->name = keep_name(l, j->name, e->name_len);
+		e->name = keep_name(l, j->name, j->name_len);
 		if (!e->name)
 			return -ENOMEM;
 	}

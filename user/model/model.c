@@ -708,14 +708,11 @@ static struct jt_proc *jit_owner(struct jt_model *m, uint32_t pid)
  */
 static const char *jit_name(struct jt_model *m, const struct jt_jit_item *j)
 {
-	size_t len;
-
 	if (!j->name)
 		return NULL;
-	len = j->name_len ? j->name_len : strlen(j->name);
 	if (m->names)
-		return jt_name_get(m->names, j->name, len);
-	return jt_intern(&m->strs, j->name, len);
+		return jt_name_get(m->names, j->name, j->name_len);
+	return jt_intern(&m->strs, j->name, j->name_len);
 }
 
 static void apply_jit_now(struct jt_model *m, struct jt_proc *p,

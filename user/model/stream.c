@@ -81,7 +81,9 @@ struct jt_parked {
  */
 #define ITEM_POOL_MAX 4096
 
-static struct jt_item *item_alloc(struct jt_stream *s, size_t len)
+/* An item of len data bytes, which follow it; the caller fills them. */
+static struct jt_item *item_alloc(struct jt_stream *s, uint16_t kind,
+				  uint64_t time, size_t len)
 {
 	bool small = sizeof(struct jt_item) + len <= JT_ITEM_POOL_SIZE;
 	struct jt_item *it = NULL;
@@ -93,37 +95,27 @@ static struct jt_item *item_alloc(struct jt_stream *s, size_t len)
 	} else {
 		it = malloc(small ? JT_ITEM_POOL_SIZE : sizeof(*it) + len);
 	}
-	if (!it)
+	if (!it) {
 		s->err = -ENOMEM;
-	else
-		it->pooled = small;
-	return it;
-}
-
-static struct jt_item *new_item2(struct jt_stream *s, uint16_t kind,
-				 uint64_t time, const void *data, uint32_t len,
-				 const void *more, uint32_t more_len)
-{
-	struct jt_item *it = item_alloc(s, len + more_len);
-
-	if (!it)
 		return NULL;
+	}
 	*it = (struct jt_item){ .time = time,
 				.seq = ++s->seq,
 				.data = it + 1,
-				.len = len + more_len,
+				.len = len,
 				.kind = kind,
-				.pooled = it->pooled };
-	memcpy(it + 1, data, len);
-	if (more_len)
-		memcpy((char *)(it + 1) + len, more, more_len);
+				.pooled = small };
 	return it;
 }
 
 static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
 				uint64_t time, const void *data, uint32_t len)
 {
-	return new_item2(s, kind, time, data, len, NULL, 0);
+	struct jt_item *it = item_alloc(s, kind, time, len);
+
+	if (it)
+		memcpy(it + 1, data, len);
+	return it;
 }
 
 void jt_stream_put(struct jt_stream *s, struct jt_item *it)
@@ -653,17 +645,12 @@ static struct jt_item *jit_item(struct jt_stream *s, struct jt_jit_item *j,
 {
 	size_t more = ev->unwind_len + ev->inl_len +
 		      (ev->name_len ? ev->name_len + 1 : 0);
-	struct jt_item *it = item_alloc(s, sizeof(*j) + more);
+	struct jt_item *it =
+		item_alloc(s, JT_IT_JIT, j->time, sizeof(*j) + more);
 	char *p;
 
 	if (!it)
 		return NULL;
-	*it = (struct jt_item){ .time = j->time,
-				.seq = ++s->seq,
-				.data = it + 1,
-				.len = sizeof(*j) + more,
-				.kind = JT_IT_JIT,
-				.pooled = it->pooled };
 	p = (char *)(it + 1) + sizeof(*j);
 	if (ev->unwind_len)
 		memcpy(p, ev->unwind, ev->unwind_len);
@@ -692,15 +679,9 @@ static void batch_flush(struct jit_feed *f)
 
 	if (!f->n)
 		return;
-	it = item_alloc(f->s, recs + f->names_len);
+	it = item_alloc(f->s, JT_IT_JIT, f->batch[0].time, recs + f->names_len);
 	if (it) {
-		*it = (struct jt_item){ .time = f->batch[0].time,
-					.seq = ++f->s->seq,
-					.data = it + 1,
-					.len = recs + f->names_len,
-					.kind = JT_IT_JIT,
-					.pooled = it->pooled,
-					.nrec = f->n };
+		it->nrec = f->n;
 		r = memcpy(it + 1, f->batch, recs);
 		names = memcpy((char *)(it + 1) + recs, f->names, f->names_len);
 		for (i = 0; i < f->n; i++)

@@ -519,15 +519,11 @@ void jt_syms_settle(struct jt_syms *y, struct jt_named *n)
  */
 static const char *retro_name(struct jt_syms *y, const struct jt_jit_item *j)
 {
-	size_t len;
 	const char *s;
 
 	if (!j->name)
 		return NULL;
-	len = j->name_len ? j->name_len : strlen(j->name);
-	if (!y->jitnames)
-		return jt_intern(y->strs, j->name, len);
-	s = jt_name_get(y->jitnames, j->name, len);
+	s = jt_name_get(y->jitnames, j->name, j->name_len);
 	jt_name_put(s);
 	return s;
 }

@@ -83,7 +83,7 @@ struct jt_syms {
 	 * Every name the pipeline hands out is one pointer per string, so
 	 * views group by pointer without interning each sample's names
 	 * again: ELF, kernel and path names in the stream's table (strs),
-	 * JIT names in the pipeline's counted one (jitnames; NULL: strs).
+	 * JIT names in the pipeline's counted one (jitnames).
 	 */
 	struct jt_strtab *strs;
 	struct jt_nametab *jitnames;
