@@ -20,7 +20,7 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 {
 	struct jt_scratch *s = jt_scratch();
 	struct jt_exec_event *ev;
-	__u32 trunc = 0;
+	__u32 trunc = 0, off, euid;
 
 	if (!s || !jt_is_traced(BPF_CORE_READ(p, tgid)))
 		return 0;
@@ -33,8 +33,16 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 	/* The file, not the string given to execve: absolute, no symlinks. */
 	ev->path_len =
 		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);
-	ev->h.size = sizeof(*ev) + ev->path_len;
-	if (jt_emit(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1))))
+	ev->flags = JT_EXEC_EUID;
+	off = ev->path_len & (JT_PATH_MAX - 1);
+	euid = BPF_CORE_READ(p, cred, euid.val);
+	/* Byte stores: the trailer after the path need not be aligned. */
+	ev->path[off] = euid;
+	ev->path[off + 1] = euid >> 8;
+	ev->path[off + 2] = euid >> 16;
+	ev->path[off + 3] = euid >> 24;
+	ev->h.size = sizeof(*ev) + ev->path_len + sizeof(euid);
+	if (jt_emit(ev, sizeof(*ev) + off + sizeof(euid)))
 		return 0;
 	return ev->h.time;
 }

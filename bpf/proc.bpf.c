@@ -20,6 +20,9 @@ int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
 	ev.child_pid = ctgid;
 	ev.child_tid = BPF_CORE_READ(child, pid);
 	ev.child_nspid = jt_task_nspid(child);
+	/* The recorder vets the child's files by it: no /proc read per fork. */
+	ev.child_euid = BPF_CORE_READ(child, cred, euid.val);
+	ev.flags = JT_FORK_EUID;
 	if (ctgid == ptgid)
 		ev.flags |= JT_FORK_THREAD;
 	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))

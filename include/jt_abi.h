@@ -129,6 +129,7 @@ struct jt_map_event {
 enum jt_fork_flags {
 	JT_FORK_THREAD = 1 << 0, /* CLONE_THREAD: same tgid */
 	JT_FORK_VM = 1 << 1,	 /* CLONE_VM: child shares the parent's mm */
+	JT_FORK_EUID = 1 << 2,	 /* child_euid is set (version 5 on) */
 };
 
 struct jt_fork_event {
@@ -137,11 +138,19 @@ struct jt_fork_event {
 	__u32 child_tid;
 	__u32 flags;
 	__u32 child_nspid; /* the child in its own PID namespace */
+	/* Appended in version 5: readers take the 40 bytes before it. */
+	__u32 child_euid; /* as the initial user namespace sees it */
+	__u32 pad;
 };
 
 enum jt_exec_flags {
 	/* Not an execve: the state of a process found running at attach. */
 	JT_EXEC_ATTACH = 1 << 0,
+	/*
+	 * A u32 euid follows path[path_len] (version 5 on): the process's
+	 * identity once the exec committed it (a setuid binary's).
+	 */
+	JT_EXEC_EUID = 1 << 1,
 };
 
 /* Followed by the JT_EV_VMA records of the new mm, with the same time. */

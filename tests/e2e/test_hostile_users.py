@@ -230,3 +230,27 @@ def test_a_pid_namespace_does_not_take_the_hosts_perf_map():
         os.unlink(path)
     assert MARKER.encode() not in open(data, "rb").read()
     assert MARKER not in run([JT, "report", "-i", data]).stdout
+
+
+def test_fork_and_exec_records_carry_the_euid_the_kernel_gave():
+    # The recorder vets a process's perf-map against the euid its FORK
+    # and EXEC records carry, read by BPF from the task: a setuid binary's
+    # exec must say root, nobody's plain ones nobody.
+    d = os.path.join(TMP, "suid")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o755)
+    suid = os.path.join(d, "true-suid")
+    subprocess.run(["cp", "/usr/bin/true", suid], check=True)
+    os.chmod(suid, 0o4755)
+    data = os.path.join(TMP, "euid.data")
+    run([JT, "record", "--user", "nobody", "-o", data, "--",
+         "sh", "-c", f"/usr/bin/true; {suid}; exit 0"])
+    ev = script(data)
+    execs = {e["path"]: e for e in ev if e["type"] == "exec"}
+    assert execs["/usr/bin/true"]["euid"] == NOBODY, execs
+    assert execs[suid]["euid"] == 0, execs
+    assert execs["/usr/bin/dash"]["euid"] == NOBODY, execs
+    shell = execs["/usr/bin/dash"]["pid"]
+    forks = [e for e in ev if e["type"] == "fork" and e["pid"] == shell]
+    assert len(forks) == 2, forks
+    assert all(f["euid"] == NOBODY for f in forks), forks

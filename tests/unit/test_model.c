@@ -443,6 +443,48 @@ static void test_pid_reuse_keeps_old_process(void **state)
 	jt_model_free(&m);
 }
 
+/*
+ * A version 4 FORK has no euid: still valid, and says no euid. An EXEC's
+ * euid trails its path, unaligned; a record cut short of it says none.
+ */
+static void test_fork_and_exec_euid(void **state)
+{
+	struct jt_fork_event f = { .child_pid = 9,
+				   .flags = JT_FORK_EUID,
+				   .child_euid = 65534 };
+	struct {
+		struct jt_exec_event e;
+		char tail[8];
+	} x = {};
+	uint32_t euid = 7, v = 4242;
+	size_t old = offsetof(struct jt_fork_event, child_euid);
+
+	hdr(&f.h, JT_EV_FORK, sizeof(f), 1, 1);
+	assert_true(jt_event_euid(&f.h, sizeof(f), &euid));
+	assert_int_equal(euid, 65534);
+	f.h.size = old;
+	assert_true(jt_event_valid(&f.h, old));
+	assert_false(jt_event_euid(&f.h, old, &euid));
+	f.flags = 0;
+	assert_false(jt_event_euid(&f.h, sizeof(f), &euid));
+
+	x.e.path_len = 3;
+	x.e.flags = JT_EXEC_EUID;
+	memcpy(x.e.path, "/a", 3);
+	memcpy(x.e.path + 3, &v, sizeof(v));
+	hdr(&x.e.h, JT_EV_EXEC, sizeof(x.e) + 3 + sizeof(v), 1, 1);
+	assert_true(jt_event_valid(&x.e.h, x.e.h.size));
+	assert_true(jt_event_euid(&x.e.h, x.e.h.size, &euid));
+	assert_int_equal(euid, 4242);
+	assert_false(jt_event_euid(&x.e.h, x.e.h.size - 1, &euid));
+	x.e.flags = 0;
+	assert_false(jt_event_euid(&x.e.h, x.e.h.size, &euid));
+	x.e.flags = JT_EXEC_EUID;
+	x.e.path_len = 0xfffffff0;
+	assert_false(jt_event_euid(&x.e.h, x.e.h.size, &euid));
+	assert_int_equal(euid, 4242);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_execve_mappings_leave_the_old_image),
 		cmocka_unit_test(test_execve_zeroed_pages_go_to_the_new_image),
 		cmocka_unit_test(test_execve_zeroed_pages_are_bounded),
+		cmocka_unit_test(test_fork_and_exec_euid),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -11,8 +11,11 @@
 #include <stdint.h>
 
 #define JT_FILE_MAGIC "JITTRACE"
-#define JT_FILE_VERSION 4
-/* Version 3 lacks only the COW event's ip: still read, as ip 0. */
+#define JT_FILE_VERSION 5
+/*
+ * Version 3 lacks only the COW event's ip: still read, as ip 0. Before 5,
+ * FORK and EXEC carry no euid; nothing that reads a file needs it.
+ */
 #define JT_FILE_VERSION_MIN 3
 #define JT_REC_MAX (1u << 20)
 

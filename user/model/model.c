@@ -387,6 +387,28 @@ void jt_model_perf_vma(struct jt_model *m, uint32_t pid, uint32_t tid,
 	*s = (struct jt_perf_seen){ pid, tid, { start, end, 0 } };
 }
 
+bool jt_event_euid(const struct jt_hdr *h, size_t len, uint32_t *euid)
+{
+	const struct jt_fork_event *f = (const void *)h;
+	const struct jt_exec_event *e = (const void *)h;
+	size_t at;
+
+	if (h->type == JT_EV_FORK && len >= sizeof(*f) &&
+	    (f->flags & JT_FORK_EUID)) {
+		*euid = f->child_euid;
+		return true;
+	}
+	if (h->type != JT_EV_EXEC || len < sizeof(*e) ||
+	    !(e->flags & JT_EXEC_EUID))
+		return false;
+	/* After the path, not aligned; versions before 5 have none. */
+	at = sizeof(*e) + e->path_len;
+	if (at > len || len - at < sizeof(*euid))
+		return false;
+	memcpy(euid, (const char *)e + at, sizeof(*euid));
+	return true;
+}
+
 /*
  * BPF could not read the VMA (mmap_lock contended): take the newest
  * MMAP2 the same thread caused that covers the result, if any.
@@ -589,7 +611,8 @@ static uint32_t min_size(uint16_t type)
 	case JT_EV_SHMDT:
 		return sizeof(struct jt_map_event);
 	case JT_EV_FORK:
-		return sizeof(struct jt_fork_event);
+		return offsetof(struct jt_fork_event,
+				child_euid); /* version 4 */
 	case JT_EV_EXEC:
 		return sizeof(struct jt_exec_event);
 	case JT_EV_EXIT:

@@ -133,6 +133,8 @@ const struct jt_region *jt_model_lookup(struct jt_model *m, uint32_t pid,
 					uint64_t addr);
 void jt_model_set_comm(struct jt_model *m, uint32_t pid, const char *comm);
 bool jt_event_valid(const struct jt_hdr *h, uint32_t len);
+/* The euid a FORK (the child's) or EXEC record of len bytes carries. */
+bool jt_event_euid(const struct jt_hdr *h, size_t len, uint32_t *euid);
 /*
  * perf's MMAP2 for [start, end) of pid/tid: the kernel emits it after
  * merging, so it is the VMA the kernel made. Used for the events whose

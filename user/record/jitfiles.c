@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "lib/clock.h"
 #include "lib/procfile.h"
 #include "lib/reserve.h"
+#include "model/model.h"
 #include "record/jitfiles.h"
 #include "record/snapshot.h"
 
@@ -140,12 +142,36 @@ static bool by_name_ok(const struct jt_jitproc *p)
 	       p->writes;
 }
 
-void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
+/*
+ * What an event says of the process it starts tracking. BPF reads the
+ * euid from the task itself: a /proc read per fork and per exec was a
+ * tenth of the agent's time under process churn.
+ */
+struct who {
+	uint32_t nspid; /* 0: not said */
+	bool euid_known;
+	uid_t euid;
+	pid_t parent; /* a fork's: the child has its /tmp; 0: none */
+};
+
+/* The parent's /tmp, which a child has until it execs: no stat. */
+static uint64_t tmp_of_new(struct jt_jitfiles *j, pid_t pid,
+			   const struct who *w)
+{
+	const struct jt_jitproc *q = w->parent ? proc(j, w->parent) : NULL;
+	char num[16];
+
+	if (q && q->mntns)
+		return q->mntns;
+	snprintf(num, sizeof(num), "%d", pid);
+	return tmp_of(num);
+}
+
+static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t ns_pid = 0;
 	struct ns_key k;
-	char num[16];
 
 	if (!p) {
 		p = calloc(1, sizeof(*p));
@@ -158,10 +184,14 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 		k = (struct ns_key){ p->mntns, p->nspid };
 		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
 	}
-	p->euid_known = !jt_proc_status(pid, &p->euid, &ns_pid);
-	snprintf(num, sizeof(num), "%d", pid);
-	p->mntns = tmp_of(num);
-	p->nspid = ns_pid ?: nspid ?: (uint32_t)pid;
+	if (w->euid_known) {
+		p->euid = w->euid;
+		p->euid_known = true;
+	} else {
+		p->euid_known = !jt_proc_status(pid, &p->euid, &ns_pid);
+	}
+	p->mntns = tmp_of_new(j, pid, w);
+	p->nspid = ns_pid ?: w->nspid ?: (uint32_t)pid;
 	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
 	if (p->own_tmp)
 		watch_tmp(j, p);
@@ -169,6 +199,13 @@ void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
 	    !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
 		return;
 	p->mntns = 0; /* not findable by name: no memory */
+}
+
+void jt_jitfiles_track(struct jt_jitfiles *j, pid_t pid, uint32_t nspid)
+{
+	struct who w = { .nspid = nspid };
+
+	track(j, pid, &w);
 }
 
 /* What the process made us drop, said once: at its exit or our end. */
@@ -596,6 +633,24 @@ bool jt_jitfiles_admit(struct jt_jitfiles *j, const struct jt_hdr *h,
 	return false;
 }
 
+static void fork_track(struct jt_jitfiles *j, const struct jt_fork_event *fk,
+		       size_t len)
+{
+	struct who w = { .nspid = fk->child_nspid, .parent = fk->h.pid };
+
+	w.euid_known = jt_event_euid(&fk->h, len, &w.euid);
+	track(j, fk->child_pid, &w);
+}
+
+static void exec_track(struct jt_jitfiles *j, const struct jt_exec_event *ee,
+		       size_t len)
+{
+	struct who w = { .nspid = len >= sizeof(*ee) ? ee->nspid : 0 };
+
+	w.euid_known = jt_event_euid(&ee->h, len, &w.euid);
+	track(j, ee->h.pid, &w);
+}
+
 void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 		       size_t len)
 {
@@ -615,12 +670,12 @@ void jt_jitfiles_event(struct jt_jitfiles *j, const struct jt_hdr *h,
 			marker_vma(j, (const void *)h);
 		break;
 	case JT_EV_FORK:
-		if (len >= sizeof(*fk) && !(fk->flags & JT_FORK_THREAD))
-			jt_jitfiles_track(j, fk->child_pid, fk->child_nspid);
+		if (len >= offsetof(struct jt_fork_event, child_euid) &&
+		    !(fk->flags & JT_FORK_THREAD))
+			fork_track(j, fk, len);
 		break;
 	case JT_EV_EXEC:
-		jt_jitfiles_track(j, h->pid,
-				  len >= sizeof(*ee) ? ee->nspid : 0);
+		exec_track(j, ee, len);
 		/* A perf-map made before we attached is read now, in -p and
 		 * -a alike, not only once it grows or its process exits. */
 		if (len >= sizeof(*ee) && (ee->flags & JT_EXEC_ATTACH))

@@ -62,6 +62,15 @@ static void exec_event(struct jt_json *j, const struct jt_exec_event *e)
 		jt_bounded_str(path, sizeof(path), e->path, e->path_len));
 }
 
+/* Left out where the record does not say (versions before 5). */
+static void euid(struct jt_json *j, const struct jt_hdr *h, size_t len)
+{
+	uint32_t u;
+
+	if (jt_event_euid(h, len, &u))
+		jt_json_u64_field(j, "euid", u);
+}
+
 static void cow_event(struct jt_json *j, const struct jt_cow_event *w)
 {
 	jt_json_hex_field(j, "page", w->page);
@@ -88,9 +97,11 @@ void jt_script_json_bpf(struct script_ctx *c, const struct jt_item *it)
 		jt_json_bool_field(j, "thread", f->flags & JT_FORK_THREAD);
 		if (f->child_nspid && f->child_nspid != f->child_tid)
 			jt_json_u64_field(j, "child_nspid", f->child_nspid);
+		euid(j, h, it->len);
 		break;
 	case JT_EV_EXEC:
 		exec_event(j, it->data);
+		euid(j, h, it->len);
 		break;
 	case JT_EV_COW:
 		cow_event(j, it->data);
