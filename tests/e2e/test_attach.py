@@ -9,7 +9,6 @@ import os
 import pwd
 import signal
 import subprocess
-import time
 
 import jitdump
 from jt import AS_USER, JT, ROOT, TMP, WL, hx, run, script, start_attached, wait_for
@@ -56,6 +55,30 @@ def lli_running(name, rounds):
     return lli, glob.glob(pattern)[0]
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of pid so far, or None once it is gone."""
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_for_cpu(p, secs):
+    """Let p run secs more of CPU time, then stop it: its samples from
+    here are sized by the work it does, not by the clock, which a loaded
+    machine (or a slow attach) would spend before we came."""
+    start = cpu_seconds(p.pid)
+
+    def done():
+        now = cpu_seconds(p.pid)
+        return start is None or now is None or now - start >= secs
+
+    wait_for(f"{secs} s of CPU in pid {p.pid}", done, timeout=300)
+    p.terminate()
+    p.wait(timeout=60)
+
+
 def check_named(data, pid, dump, at_least):
     samples = user_samples(data, pid)
     n, right = score(samples, jitdump.read(dump))
@@ -66,12 +89,12 @@ def check_named(data, pid, dump, at_least):
 
 
 def test_node_jitdump_mapped_before_attach():
-    node, dump = node_running("attach-node", 6)
+    node, dump = node_running("attach-node", 600)
     # The runtime has been running for a while when we come.
-    time.sleep(2)
+    wait_for("node to run a second", lambda: (cpu_seconds(node.pid) or 1) >= 1)
     data = os.path.join(TMP, "attach-node.data")
-    rec = start_attached(["-p", str(node.pid), "-o", data, "--duration", "60"])
-    node.wait(timeout=60)
+    rec = start_attached(["-p", str(node.pid), "-o", data, "--duration", "300"])
+    run_for_cpu(node, 2)
     rec.communicate(timeout=60)
     assert rec.returncode == 0
     check_named(data, node.pid, dump, 300)
@@ -90,12 +113,12 @@ def test_lli_attached_after_its_first_module():
 
 
 def test_system_wide_after_both_runtimes():
-    node, node_dump = node_running("attach-all-node", 8)
-    lli, lli_dump = lli_running("attach-all-lli", 14)
+    node, node_dump = node_running("attach-all-node", 600)
+    lli, lli_dump = lli_running("attach-all-lli", 1000)
     data = os.path.join(TMP, "attach-all.data")
-    rec = start_attached(["-a", "-o", data, "--duration", "60"])
-    node.wait(timeout=60)
-    lli.wait(timeout=60)
+    rec = start_attached(["-a", "-o", data, "--duration", "300"])
+    run_for_cpu(node, 2)
+    run_for_cpu(lli, 2)
     rec.send_signal(signal.SIGINT)
     rec.communicate(timeout=60)
     assert rec.returncode == 0
