@@ -76,6 +76,39 @@ def test_agent_profile_names_jit_code_as_report_does():
     assert "Type: cpu" in top and "reused_0" in top
 
 
+def test_agent_names_code_run_before_its_perf_map_line():
+    """jitgen runs each function before it writes its perf-map line: the
+    agent reads the lines unparsed, and parses them only because samples
+    of that process wait for a name. It names them as record + report do."""
+    need("go")
+    prof = os.path.join(TMP, "agent-late.pb.gz")
+    with agent("-F", "199") as a:
+        t, res = fetch_in_background(
+            f"{a.url}/debug/pprof/profile?seconds=7", prof)
+        time.sleep(0.5)
+        p, data = record([os.path.join(WL, "jitgen"), "late", "4", "4.0", "-m"],
+                         ["-F", "199"])
+        t.join()
+    assert res["p"].returncode == 0, res["p"].stderr
+    head, samples = pprof_raw(prof)
+    pid = next(e["pid"] for e in script(data) if e["type"] == "exec")
+    got, n_agent = shares(leaf_counts(samples, pid=pid), "late_")
+    counts = {}
+    for e in in_window(script(data), window_mono(head, 7)):
+        if e["pid"] == pid and e["sym"]:
+            counts[e["sym"]] = counts.get(e["sym"], 0) + 1
+    want, n_report = shares(counts, "late_")
+    rep = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
+    assert sum(r["retro"] for r in rep if r["sym"].startswith("late_")) > 0, rep
+    assert n_report >= 50, n_report
+    assert set(got) == set(want) == {f"late_{i}" for i in range(4)}, (got, want)
+    # Half of each function's samples came before its line: named late,
+    # or not at all.
+    assert n_agent >= 0.9 * n_report, (n_agent, n_report)
+    for k in want:
+        assert abs(got[k] - want[k]) <= SHARE_TOLERANCE, (k, got, want)
+
+
 def pprof_time(head):
     """A profile's [start, end) in CLOCK_MONOTONIC ns."""
     m = re.match(r"(\S+ \S+?)(?:\.(\d+))? \+0000 UTC", head["Time"])

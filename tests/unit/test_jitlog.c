@@ -147,6 +147,42 @@ static void both_fork(uint32_t pid, uint32_t *pids, int *npids)
 	pids[(*npids)++] = child;
 }
 
+/*
+ * perf-map lines as the agent's stream gives them: the eager model gets
+ * each as a LOAD, the lazy one all of them as one TEXT record, a line
+ * that is no symbol among them.
+ */
+static void both_text(uint32_t pid, int lines)
+{
+	char text[64 * 8], copy[sizeof(text)];
+	struct jt_jit_item j = { .time = clock_ns,
+				 .pid = pid,
+				 .op = JT_JIT_TEXT,
+				 .source = JT_SRC_PERFMAP,
+				 .size = lines };
+	size_t len = 0;
+	int k;
+
+	for (k = 0; k < lines; k++) {
+		uint64_t addr = any_addr(), size = 64 * (1 + rand() % 32);
+		const char *name = names[rand() % 7];
+
+		if (rand() % 8 == 0) {
+			len += sprintf(text + len, "zz 40 not_a_symbol\n");
+			continue;
+		}
+		len += sprintf(text + len, "%llx %llx %s\n",
+			       (unsigned long long)addr,
+			       (unsigned long long)size, name);
+		jit(&eager, pid, JT_JIT_LOAD, JT_SRC_PERFMAP, addr, 0, size,
+		    name);
+	}
+	j.name = memcpy(copy, text, len + 1);
+	j.name_len = len;
+	jt_model_apply_jit(&lazy, &j);
+	memset(copy, '?', sizeof(copy));
+}
+
 static void one_step(uint32_t *pids, int *npids)
 {
 	uint32_t pid = pids[rand() % *npids];
@@ -154,7 +190,9 @@ static void one_step(uint32_t *pids, int *npids)
 	uint16_t src = rand() % 2 ? JT_SRC_JITDUMP : JT_SRC_PERFMAP;
 
 	clock_ns++;
-	if (r < 45)
+	if (r < 20 && src == JT_SRC_PERFMAP)
+		both_text(pid, 1 + rand() % 8);
+	else if (r < 45)
 		both_jit(pid, JT_JIT_LOAD, src, any_addr(), 0,
 			 64 * (1 + rand() % 32), names[rand() % 7]);
 	else if (r < 52)
@@ -248,6 +286,63 @@ static void test_tables_wait_for_a_lookup(void **state)
 	jt_nametab_free(&jitnames);
 }
 
+/*
+ * A TEXT record is logged as it came: its lines are counted, and parsed
+ * only when a lookup anywhere in the process needs the tables (its
+ * addresses are not known before). Past the log's bytes, the tables are
+ * built at once.
+ */
+static void test_text_waits_for_a_lookup(void **state)
+{
+	static char text[JT_JITLOG_BYTES + 64];
+	struct jt_jit_item j = { .pid = 7,
+				 .op = JT_JIT_TEXT,
+				 .source = JT_SRC_PERFMAP };
+	struct jt_model m;
+	struct jt_proc *p;
+	size_t len = 0;
+	int i;
+
+	lazy_model(&m, 7);
+	for (i = 0; i < 100; i++)
+		len += sprintf(text + len, "%llx 40 f%d\n",
+			       (unsigned long long)(P(8) + i * 64), i);
+	/* An empty line is no symbol; address 0 is one. */
+	len += sprintf(text + len, "\n0 40 at_zero\n");
+	j.time = ++clock_ns;
+	j.name = text;
+	j.name_len = len;
+	j.size = 102;
+	jt_model_apply_jit(&m, &j);
+	p = jt_model_find(&m, 7);
+	assert_int_equal(p->jitlog.n, 1);
+	assert_int_equal(jt_proc_jit_count(p), 102);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	jt_model_jit_warm(&m, p, P(1));
+	assert_int_equal(p->jitlog.n, 0);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 101);
+	assert_string_equal(jt_jittab_find(&p->perfmap, P(8) + 99 * 64)->name,
+			    "f99");
+	assert_string_equal(jt_jittab_find(&p->perfmap, 0x3f)->name, "at_zero");
+	assert_int_equal(m.stats.jit_text_skipped, 1);
+	jt_model_free(&m);
+
+	/* One big write: more bytes than a log keeps. */
+	lazy_model(&m, 7);
+	for (len = 0, i = 0; len < JT_JITLOG_BYTES; i++)
+		len += sprintf(text + len, "%llx 40 g%d\n",
+			       (unsigned long long)(P(8) + (i % 4096) * 64), i);
+	len += sprintf(text + len, "nothex 40 h\n");
+	j.name_len = len;
+	j.size = i + 1;
+	jt_model_apply_jit(&m, &j);
+	p = jt_model_find(&m, 7);
+	assert_int_equal(p->jitlog.n, 0);
+	assert_int_equal(jt_treap_count(&p->perfmap.t), 4096);
+	assert_int_equal(m.stats.jit_text_skipped, 1);
+	jt_model_free(&m);
+}
+
 /* A fork's log is its own: the parent's going takes none of its names. */
 static void test_a_forked_log_keeps_its_names(void **state)
 {
@@ -299,6 +394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lazy_names_as_eager),
 		cmocka_unit_test(test_tables_wait_for_a_lookup),
+		cmocka_unit_test(test_text_waits_for_a_lookup),
 		cmocka_unit_test(test_a_forked_log_keeps_its_names),
 		cmocka_unit_test(test_log_is_bounded),
 	};

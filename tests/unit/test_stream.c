@@ -263,6 +263,100 @@ static void test_perfmap_lines_of_one_write_are_one_item(void **state)
 }
 
 /* Writes before and after the refusal: all counted, none kept. */
+struct loads {
+	char names[8][16];
+	uint64_t addr[8];
+	uint64_t time[8];
+	int n;
+};
+
+static void collect(void *ctx, const struct jt_jit_item *load)
+{
+	struct loads *l = ctx;
+
+	assert_true(l->n < 8);
+	assert_int_equal(load->op, JT_JIT_LOAD);
+	assert_int_equal(load->pid, 7);
+	snprintf(l->names[l->n], sizeof(l->names[0]), "%.*s",
+		 (int)load->name_len, load->name);
+	l->addr[l->n] = load->addr;
+	l->time[l->n++] = load->time;
+}
+
+/*
+ * For the agent, a write's lines go out unparsed: one TEXT record per
+ * write, the lines as they were, empty ones left out; parsed later into
+ * the LOADs the lines would have made, each with its write's time. A
+ * line longer than a batch goes alone.
+ */
+static void test_perfmap_text_is_one_record_per_write(void **state)
+{
+	static char text[8192];
+	static const char first[] = "1000 10 fn_0\n1010 10 fn_1\n"
+				    "zz 10 not_hex\n1020 10 fn_2\n";
+	struct jt_jit_rec piece = { .time = 9 * S, .offset = 0, .file_id = 3 };
+	struct jt_writer w;
+	struct jt_stream s;
+	struct jt_item *it;
+	struct loads l = {};
+	size_t len, end1, end2;
+	uint32_t items = 0;
+
+	len = sprintf(text, "1000 10 fn_0\n\n1010 10 fn_1\nzz 10 not_hex\n"
+			    "1020 10 fn_2\n");
+	end1 = len;
+	len += sprintf(text + len, "2000 10 late_one\n");
+	end2 = len;
+	len += sprintf(text + len, "3000 10 %04500d\n", 0);
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	add_perfmap(&w, 3, 7, 0, 99);
+	jt_writer_add(&w, JT_REC_JIT, &piece, sizeof(piece), text, len);
+	add_write(&w, 7, 99, end1, 3 * S);
+	add_write(&w, 7, 99, end2, 4 * S);
+	add_write(&w, 7, 99, len, 5 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	s.perfmap_text = true;
+	while ((it = jt_stream_next(&s))) {
+		const struct jt_jit_item *j = jt_jit_rec(it, 0);
+
+		if (it->kind != JT_IT_JIT) {
+			free(it);
+			continue;
+		}
+		assert_int_equal(jt_jit_count(it), 1);
+		assert_int_equal(j->op, JT_JIT_TEXT);
+		assert_int_equal(j->source, JT_SRC_PERFMAP);
+		assert_int_equal(it->time, j->time);
+		if (items == 0) {
+			assert_int_equal(j->time, 3 * S);
+			assert_int_equal(j->size, 4);
+			assert_int_equal(j->name_len, strlen(first));
+			assert_string_equal(j->name, first);
+			assert_int_equal(jt_jit_text_each(j, collect, &l), 1);
+			assert_int_equal(l.n, 3);
+			assert_string_equal(l.names[2], "fn_2");
+			assert_int_equal(l.addr[2], 0x1020);
+			assert_int_equal(l.time[2], 3 * S);
+		} else if (items == 1) {
+			assert_int_equal(j->time, 4 * S);
+			assert_int_equal(j->size, 1);
+			assert_string_equal(j->name, "2000 10 late_one\n");
+		} else {
+			/* Alone, without its '\n': still a line. */
+			assert_int_equal(j->time, 5 * S);
+			assert_int_equal(j->size, 1);
+			assert_int_equal(j->name_len, 8 + 4500);
+			assert_int_equal(jt_jit_text_each(j, collect, &l), 0);
+			assert_int_equal(l.addr[3], 0x3000);
+		}
+		items++;
+		free(it);
+	}
+	assert_int_equal(items, 3);
+	jt_stream_free(&s);
+}
+
 static void test_refused_perfmap_counts_its_writes(void **state)
 {
 	struct jt_writer w;
@@ -359,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_rounds_order_a_stalled_recorder),
 		cmocka_unit_test(test_perfmap_line_timed_by_later_write),
 		cmocka_unit_test(test_perfmap_lines_of_one_write_are_one_item),
+		cmocka_unit_test(test_perfmap_text_is_one_record_per_write),
 		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
 		cmocka_unit_test(test_window_matches_a_sort),
 	};

@@ -70,14 +70,14 @@ static void evict(struct jt_jitbudget *b, struct jt_pipe *p)
 }
 
 void jt_jitbudget_loaded(struct jt_jitbudget *b, struct jt_pipe *p,
-			 uint32_t pid)
+			 uint32_t pid, uint64_t n)
 {
 	struct jit_use *u = use_of(b, pid, true);
 
 	if (!u || u->evicted)
 		return;
-	u->syms++;
-	b->syms++;
+	u->syms += n;
+	b->syms += n;
 	if (b->syms > b->max_syms)
 		evict(b, p);
 }

@@ -28,9 +28,9 @@ struct jt_jitbudget {
 };
 
 void jt_jitbudget_init(struct jt_jitbudget *b, uint64_t bytes);
-/* A JIT record of pid reached the models; may evict. */
+/* n JIT records of pid reached the models; may evict. */
 void jt_jitbudget_loaded(struct jt_jitbudget *b, struct jt_pipe *p,
-			 uint32_t pid);
+			 uint32_t pid, uint64_t n);
 void jt_jitbudget_sampled(struct jt_jitbudget *b, uint32_t pid, uint64_t t);
 void jt_jitbudget_exited(struct jt_jitbudget *b, uint32_t pid);
 void jt_jitbudget_free(struct jt_jitbudget *b);

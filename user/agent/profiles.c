@@ -284,10 +284,12 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	 * at the next sample or round instead.
 	 */
 	if (it->kind == JT_IT_JIT) {
-		jt_jitbudget_loaded(
-			&c->budget, &c->p,
-			((const struct jt_jit_item *)it->data)->pid);
-		c->jit_items++;
+		const struct jt_jit_item *j = it->data;
+		/* A TEXT record is a write's lines, each a record to be. */
+		uint64_t n = j->op == JT_JIT_TEXT ? j->size : 1;
+
+		jt_jitbudget_loaded(&c->budget, &c->p, j->pid, n);
+		c->jit_items += n;
 		return;
 	}
 	pthread_mutex_lock(&a->lock);
@@ -399,6 +401,7 @@ void *jt_profiles_run(void *agent)
 		return NULL;
 	}
 	c.s.free_dead_sources = true;
+	c.s.perfmap_text = true;
 	c.s.on_round = on_round;
 	c.s.round_ctx = &c;
 	sample_clock(&c);

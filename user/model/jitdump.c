@@ -383,6 +383,14 @@ static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 				   .file_end = m->offset };
 
 	m->stats.lines++;
+	if (m->text) {
+		ev.op = JT_JIT_TEXT;
+		ev.name = s;
+		ev.name_len = len;
+		ev.size = 1;
+		fn(ctx, &ev);
+		return;
+	}
 	if (len && end[-1] == '\r')
 		end--;
 	if (!hex_field(&s, end, &ev.addr) || !hex_field(&s, end, &ev.size) ||
@@ -429,4 +437,20 @@ int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		p = nl + 1;
 	}
 	return 0;
+}
+
+int jt_perfmap_text_each(const char *text, size_t len, uint64_t time,
+			 uint32_t pid, jt_jit_fn fn, void *ctx)
+{
+	struct jt_perfmap m;
+	int err;
+
+	jt_perfmap_init(&m);
+	err = jt_perfmap_feed(&m, text, len, time, pid, fn, ctx);
+	if (!err && m.len)
+		err = jt_perfmap_feed(&m, "\n", 1, time, pid, fn, ctx);
+	if (!err)
+		err = m.stats.skipped;
+	jt_perfmap_free(&m);
+	return err;
 }

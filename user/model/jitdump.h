@@ -19,6 +19,12 @@ enum jt_jit_op {
 	JT_JIT_MOVE,
 	JT_JIT_CLOSE,
 	JT_JIT_UNLOAD, /* jittrace's JVMTI agent: the code at addr was freed */
+	/*
+	 * perf-map lines, not parsed yet (jt_perfmap.text): name holds
+	 * them, each ending in '\n', and size says how many. Parsed by
+	 * jt_perfmap_text_each once something needs them.
+	 */
+	JT_JIT_TEXT,
 };
 
 struct jt_jit_event {
@@ -103,12 +109,24 @@ struct jt_perfmap {
 	size_t cap;
 	uint64_t offset; /* of the next byte fed */
 	struct jt_jit_stats stats;
+	/*
+	 * Whole lines go out as TEXT, one each (name: the line without its
+	 * '\n'), not parsed: most are never looked up (a short-lived
+	 * process writes its perf-map and exits unsampled).
+	 */
+	bool text;
 };
 
 void jt_perfmap_init(struct jt_perfmap *m);
-/* Every whole line becomes a LOAD stamped with time. */
+/* Every whole line becomes a LOAD stamped with time (or TEXT, above). */
 int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		    uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx);
 void jt_perfmap_free(struct jt_perfmap *m);
+/*
+ * The LOADs of len bytes of lines (a TEXT record's), a last line without
+ * its '\n' included; returns how many lines were not symbols, or -ENOMEM.
+ */
+int jt_perfmap_text_each(const char *text, size_t len, uint64_t time,
+			 uint32_t pid, jt_jit_fn fn, void *ctx);
 
 #endif

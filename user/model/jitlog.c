@@ -53,7 +53,9 @@ static int append(struct jt_jitlog *l, const struct jt_jit_item *j)
 		e->name = keep_name(l, j->name, j->name_len);
 		if (!e->name)
 			return -ENOMEM;
+		l->bytes += j->name_len;
 	}
+	l->records += j->op == JT_JIT_TEXT ? j->size : 1;
 	l->n++;
 	return 0;
 }

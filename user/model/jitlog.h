@@ -16,6 +16,8 @@
 
 /* Past this, the tables are built after all: a log keeps what they drop. */
 #define JT_JITLOG_MAX 4096
+/* And past this many bytes of names and TEXT lines. */
+#define JT_JITLOG_BYTES (256 * 1024)
 
 /* A log entry for code gone from [addr, addr + size): unmapped, replaced. */
 #define JT_JITLOG_CUT 0xffff
@@ -31,6 +33,8 @@ struct jt_jitlog {
 	size_t n;
 	size_t cap;
 	struct jt_jitlog_names *names;
+	size_t bytes;	/* of names and lines kept */
+	size_t records; /* a TEXT entry's lines each, one for the rest */
 	/* What its entries change: a lookup elsewhere needs no replay. */
 	uint64_t lo;
 	uint64_t hi;

@@ -739,6 +739,34 @@ static const char *jit_name(struct jt_model *m, const struct jt_jit_item *j)
 }
 
 static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
+			  const struct jt_jit_item *j);
+
+struct text_ctx {
+	struct jt_model *m;
+	struct jt_proc *p;
+};
+
+static void text_load(void *ctx, const struct jt_jit_item *load)
+{
+	struct text_ctx *c = ctx;
+
+	apply_jit_now(c->m, c->p, load);
+}
+
+/* A write's perf-map lines, parsed now that a lookup needs them. */
+static void apply_text(struct jt_model *m, struct jt_proc *p,
+		       const struct jt_jit_item *j)
+{
+	struct text_ctx c = { m, p };
+	int n = jt_jit_text_each(j, text_load, &c);
+
+	if (n < 0)
+		check(m, n);
+	else
+		m->stats.jit_text_skipped += n;
+}
+
+static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 			  const struct jt_jit_item *j)
 {
 	struct jt_jittab *t;
@@ -779,6 +807,9 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 	case JT_JITLOG_CUT:
 		jit_cut_tables(p, j->addr, j->addr + j->size);
 		break;
+	case JT_JIT_TEXT:
+		apply_text(m, p, j);
+		break;
 	}
 }
 
@@ -815,6 +846,11 @@ static void jit_reach(const struct jt_proc *p, const struct jt_jit_item *j,
 
 	*lo = a;
 	*hi = b;
+	if (j->op == JT_JIT_TEXT) { /* where, only parsing says */
+		*lo = 0;
+		*hi = UINT64_MAX;
+		return;
+	}
 	if (j->op == JT_JIT_MOVE)
 		widen_by(t, j->old_addr, lo, hi);
 	if (j->op == JT_JIT_UNLOAD)
@@ -833,7 +869,8 @@ static bool jit_log(struct jt_proc *p, const struct jt_jit_item *j)
 {
 	uint64_t lo, hi;
 
-	if (p->jitlog.n >= JT_JITLOG_MAX)
+	if (p->jitlog.n >= JT_JITLOG_MAX ||
+	    p->jitlog.bytes + j->name_len > JT_JITLOG_BYTES)
 		return false;
 	jit_reach(p, j, &lo, &hi);
 	return !jt_jitlog_add(&p->jitlog, j, lo, hi);
@@ -860,7 +897,7 @@ void jt_model_jit_warm(struct jt_model *m, struct jt_proc *p, uint64_t addr)
 size_t jt_proc_jit_count(const struct jt_proc *p)
 {
 	return jt_treap_count(&p->jitdump.t) + jt_treap_count(&p->perfmap.t) +
-	       p->jitlog.n;
+	       p->jitlog.records;
 }
 
 void jt_model_apply_jit(struct jt_model *m, const struct jt_jit_item *j)

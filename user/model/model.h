@@ -63,6 +63,7 @@ struct jt_model_stats {
 	uint64_t exec_cow_lost; /* execve's page writes no snapshot region took
 				 */
 	uint64_t jit_evicted; /* JIT records of processes evicted for memory */
+	uint64_t jit_text_skipped; /* TEXT lines that were no symbol */
 };
 
 /* A kernel VMA perf reported (MMAP2), kept for events BPF could not see. */

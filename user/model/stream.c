@@ -475,6 +475,12 @@ static void bind_queue(struct jt_write_queue *q, struct jt_jit_source *src)
 	*slot = src;
 }
 
+static void map_init(struct jt_stream *s, struct jt_jit_source *src)
+{
+	jt_perfmap_init(&src->map);
+	src->map.text = s->perfmap_text;
+}
+
 static void add_source(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_jitfile_rec *f = r->data;
@@ -507,7 +513,7 @@ static void add_source(struct jt_stream *s, const struct jt_rec *r)
 	/* Its own copy: a pid's file is one of a kind, and goes with it. */
 	src->path = strndup((const char *)(f + 1), plen);
 	jt_jitdump_init(&src->dump);
-	jt_perfmap_init(&src->map);
+	map_init(s, src);
 	if (!src->path)
 		s->err = -ENOMEM;
 	if (src->kind == JT_JIT_PERFMAP)
@@ -717,6 +723,70 @@ static bool batch_add(struct jit_feed *f, const struct jt_jit_item *j,
 	return true;
 }
 
+struct text_each {
+	const struct jt_jit_item *text;
+	void (*fn)(void *ctx, const struct jt_jit_item *load);
+	void *ctx;
+};
+
+static void text_load(void *ctx, const struct jt_jit_event *ev)
+{
+	const struct text_each *c = ctx;
+	struct jt_jit_item l = { .time = c->text->time,
+				 .pid = c->text->pid,
+				 .op = JT_JIT_LOAD,
+				 .source = JT_SRC_PERFMAP,
+				 .addr = ev->addr,
+				 .size = ev->size,
+				 .name = ev->name,
+				 .name_len = ev->name_len };
+
+	c->fn(c->ctx, &l);
+}
+
+int jt_jit_text_each(const struct jt_jit_item *text,
+		     void (*fn)(void *ctx, const struct jt_jit_item *load),
+		     void *ctx)
+{
+	struct text_each c = { text, fn, ctx };
+
+	return jt_perfmap_text_each(text->name, text->name_len, text->time,
+				    text->pid, text_load, &c);
+}
+
+/*
+ * A TEXT line onto the text of its write: one record, its lines one
+ * after another with their '\n', size counting them. false when the line
+ * must go on its own (longer than the batch).
+ */
+static bool text_add(struct jit_feed *f, const struct jt_jit_item *j,
+		     const char *line, uint32_t len)
+{
+	struct jt_jit_item *t = &f->batch[0];
+	char *p;
+
+	if ((size_t)len + 2 > BATCH_NAMES)
+		return false;
+	if (f->n &&
+	    (t->time != j->time || (size_t)t->name_len + len + 2 > BATCH_NAMES))
+		batch_flush(f);
+	if (!f->n) {
+		*t = *j;
+		t->name = f->names;
+		t->name_len = 0;
+		t->size = 0;
+		f->n = 1;
+	}
+	p = f->names + t->name_len;
+	memcpy(p, line, len);
+	p[len] = '\n';
+	p[len + 1] = 0;
+	t->name_len += len + 1;
+	t->size++;
+	f->names_len = t->name_len + 1;
+	return true;
+}
+
 static void on_jit(void *ctx, const struct jt_jit_event *ev)
 {
 	struct jit_feed *f = ctx;
@@ -746,8 +816,10 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	 */
 	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
 		j.time = f->src->found_ns;
-	if (f->src->kind == JT_JIT_PERFMAP &&
-	    batch_add(f, &j, ev->name, ev->name_len))
+	if (ev->op == JT_JIT_TEXT ?
+		    text_add(f, &j, ev->name, ev->name_len) :
+		    f->src->kind == JT_JIT_PERFMAP &&
+			    batch_add(f, &j, ev->name, ev->name_len))
 		return;
 	batch_flush(f);
 	push(s, jit_item(s, &j, ev));
@@ -758,12 +830,12 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
  * place. Its lines are parsed anew, each timed by the write that made it,
  * which the first write back at the file's start begins.
  */
-static void new_version(struct jt_jit_source *src)
+static void new_version(struct jt_stream *s, struct jt_jit_source *src)
 {
 	struct jt_write_queue *q = src->writes;
 
 	jt_perfmap_free(&src->map);
-	jt_perfmap_init(&src->map);
+	map_init(s, src);
 	/* Past the write of the old version's last line, to the new one's. */
 	if (q && q->head < q->n)
 		q->head++;
@@ -786,7 +858,7 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 	}
 	if (!jr->offset && f.src->next_offset &&
 	    f.src->kind == JT_JIT_PERFMAP) {
-		new_version(f.src);
+		new_version(s, f.src);
 	} else if (jr->offset != f.src->next_offset) {
 		/*
 		 * A piece is missing: a perf-map starts over at the next
@@ -794,7 +866,7 @@ static void parse_piece(struct jt_stream *s, const struct jt_parked *p)
 		 */
 		f.src->gaps++;
 		jt_perfmap_free(&f.src->map);
-		jt_perfmap_init(&f.src->map);
+		map_init(s, f.src);
 		if (!f.src->dump.failed)
 			snprintf(f.src->dump.err, sizeof(f.src->dump.err),
 				 "a piece of the file is missing from the "

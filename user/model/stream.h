@@ -121,6 +121,15 @@ static inline const struct jt_jit_item *jt_jit_rec(const struct jt_item *it,
 }
 
 /*
+ * The LOAD records of a TEXT record's lines, in order, each with its
+ * time, pid and source; returns the lines that were not symbols, or
+ * -ENOMEM.
+ */
+int jt_jit_text_each(const struct jt_jit_item *text,
+		     void (*fn)(void *ctx, const struct jt_jit_item *load),
+		     void *ctx);
+
+/*
  * Items this small (header included) are blocks of this size that the
  * stream reuses: a perf-map line's with a name of up to 47 bytes. No
  * bigger: the reorder window can hold a burst of a hundred thousand.
@@ -199,6 +208,11 @@ struct jt_stream {
 	 * sources of processes gone past the grace are freed.
 	 */
 	bool free_dead_sources;
+	/*
+	 * perf-map lines go out unparsed, a write's as one TEXT record, for
+	 * a model that parses them only if a sample needs them (the agent).
+	 */
+	bool perfmap_text;
 	struct exited *gone; /* processes whose sources go soon */
 	size_t ngone;
 	size_t gone_head;

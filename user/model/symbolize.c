@@ -612,17 +612,13 @@ static void late_one(const struct jt_tnode *t, void *ctx)
 	name_late(c->y, c->m, c->j, t);
 }
 
-void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
-		 const struct jt_jit_item *j)
+/* Samples of w that waited in j's code are named by it. */
+static void late_load(struct jt_syms *y, struct jt_model *m,
+		      struct waiting_proc *w, const struct jt_jit_item *j)
 {
-	struct waiting_proc *w;
-	struct jt_tnode *sub;
 	struct late_ctx c = { y, m, j };
+	struct jt_tnode *sub;
 
-	jt_chain_jit(&y->chains, j, y->strs);
-	if (!y->npending || j->op != JT_JIT_LOAD ||
-	    !(w = waiting_of(y, j->pid, false)))
-		return;
 	sub = jt_treap_take(&w->addrs, j->addr, j->addr + j->size);
 	jt_treap_walk(sub, late_one, &c);
 	jt_treap_drop(&w->addrs, sub);
@@ -630,6 +626,41 @@ void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
 		struct jt_named *n = y->redo[--y->nredo];
 
 		redo_frames(y, m, n);
+	}
+}
+
+struct text_late {
+	struct jt_syms *y;
+	struct jt_model *m;
+	uint32_t pid;
+};
+
+static void text_late_one(void *ctx, const struct jt_jit_item *load)
+{
+	struct text_late *c = ctx;
+	struct waiting_proc *w = waiting_of(c->y, c->pid, false);
+
+	/* Each load may name the last waiting sample: look again. */
+	if (c->y->npending && w)
+		late_load(c->y, c->m, w, load);
+}
+
+void jt_syms_jit(struct jt_syms *y, struct jt_model *m,
+		 const struct jt_jit_item *j)
+{
+	struct waiting_proc *w;
+
+	jt_chain_jit(&y->chains, j, y->strs);
+	if (!y->npending || !(w = waiting_of(y, j->pid, false)))
+		return;
+	if (j->op == JT_JIT_LOAD) {
+		late_load(y, m, w, j);
+	} else if (j->op == JT_JIT_TEXT) {
+		/* Parsed here only when a sample of its process waits. */
+		struct text_late c = { y, m, j->pid };
+
+		if (jt_jit_text_each(j, text_late_one, &c) < 0)
+			y->err = -ENOMEM;
 	}
 }
 
