@@ -186,10 +186,6 @@ qemu() {
 		set -- qemu-system-x86_64 -M q35 -cpu $cpu -accel "$accel" -append \
 			"console=ttyS0 quiet panic=-1 jt.results=$res jt.project=$root" ;;
 	esac
-	# JT_VM_ICOUNT=SHIFT: the guest's clock counts its instructions
-	# (2^SHIFT ns each), so timings inside do not move with the host.
-	[ -n "$JT_VM_ICOUNT" ] && [ "$accel" != kvm ] &&
-		set -- "$@" -icount shift="$JT_VM_ICOUNT",sleep=off
 	timeout "$secs" "$@" \
 		-m 1024 -smp 2 -nographic -no-reboot -nodefaults \
 		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
