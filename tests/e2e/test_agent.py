@@ -33,37 +33,49 @@ def shares(counts, prefix):
     return {k: v / total for k, v in mine.items()}, total
 
 
+def scrape_beside_record(a, wl, prof):
+    """The agent's profile of a 7 s window, scraped while record runs wl
+    beside it at the same frequency: (head, samples, recording, wl's pid)."""
+    t, res = fetch_in_background(f"{a.url}/debug/pprof/profile?seconds=7", prof)
+    time.sleep(0.5)
+    p, data = record(wl, ["-F", "199"])
+    t.join()
+    assert res["p"].returncode == 0, res["p"].stderr
+    head, samples = pprof_raw(prof)
+    pid = next(e["pid"] for e in script(data) if e["type"] == "exec")
+    return head, samples, data, pid
+
+
+def agent_and_report_shares(head, samples, data, pid, prefix):
+    """Each prefix* leaf function's share of pid's samples, and their
+    count, in the agent's profile and in the recording over its window:
+    on a loaded machine the run may outlast the window, and then both
+    sides miss the same tail."""
+    got, n_agent = shares(leaf_counts(samples, pid=pid), prefix)
+    counts = {}
+    for e in in_window(script(data), window_mono(head, 7)):
+        if e["pid"] == pid and e["sym"]:
+            counts[e["sym"]] = counts.get(e["sym"], 0) + 1
+    want, n_report = shares(counts, prefix)
+    return got, n_agent, want, n_report
+
+
 def test_agent_profile_names_jit_code_as_report_does():
     """Parca's and Alloy's scrape, while jitgen reuses one address for four
     functions (perf-map only): the shares match record + report."""
     need("go")
     prof = os.path.join(TMP, "agent-scrape.pb.gz")
     with agent("-F", "199") as a:
-        t, res = fetch_in_background(
-            f"{a.url}/debug/pprof/profile?seconds=7", prof)
-        time.sleep(0.5)
-        p, data = record([os.path.join(WL, "jitgen"), "reuse", "4", "4.0", "-m"],
-                         ["-F", "199"])
-        t.join()
+        head, samples, data, pid = scrape_beside_record(
+            a, [os.path.join(WL, "jitgen"), "reuse", "4", "4.0", "-m"], prof)
         # -top straight from the URL, as a person would.
         top = run(["go", "tool", "pprof", "-top",
                    f"{a.url}/debug/pprof/profile?seconds=1"]).stdout
         assert "Type: cpu" in top and "Duration: 1s" in top, top
-    assert res["p"].returncode == 0, res["p"].stderr
-    head, samples = pprof_raw(prof)
     assert head["PeriodType"] == "cpu nanoseconds", head
     assert {tuple(sorted(lab)) for *_, lab in samples} == {("comm", "pid", "source")}
-    pid = next(e["pid"] for e in json.loads("[" + ",".join(
-        run([JT, "script", "-i", data, "--json"]).stdout.splitlines()) + "]")
-        if e["type"] == "exec")
-    got, n_agent = shares(leaf_counts(samples, pid=pid), "reused_")
-    # What the recording names in the window: on a loaded machine the run
-    # may outlast it, and then both sides miss the same tail.
-    counts = {}
-    for e in in_window(script(data), window_mono(head, 7)):
-        if e["pid"] == pid and e["sym"]:
-            counts[e["sym"]] = counts.get(e["sym"], 0) + 1
-    want, n_report = shares(counts, "reused_")
+    got, n_agent, want, n_report = agent_and_report_shares(
+        head, samples, data, pid, "reused_")
     assert n_agent >= 400 and n_report >= 400, (n_agent, n_report)
     assert set(got) == set(want) == {f"reused_{i}" for i in range(4)}, (got, want)
     for k in want:
@@ -83,21 +95,10 @@ def test_agent_names_code_run_before_its_perf_map_line():
     need("go")
     prof = os.path.join(TMP, "agent-late.pb.gz")
     with agent("-F", "199") as a:
-        t, res = fetch_in_background(
-            f"{a.url}/debug/pprof/profile?seconds=7", prof)
-        time.sleep(0.5)
-        p, data = record([os.path.join(WL, "jitgen"), "late", "4", "4.0", "-m"],
-                         ["-F", "199"])
-        t.join()
-    assert res["p"].returncode == 0, res["p"].stderr
-    head, samples = pprof_raw(prof)
-    pid = next(e["pid"] for e in script(data) if e["type"] == "exec")
-    got, n_agent = shares(leaf_counts(samples, pid=pid), "late_")
-    counts = {}
-    for e in in_window(script(data), window_mono(head, 7)):
-        if e["pid"] == pid and e["sym"]:
-            counts[e["sym"]] = counts.get(e["sym"], 0) + 1
-    want, n_report = shares(counts, "late_")
+        head, samples, data, pid = scrape_beside_record(
+            a, [os.path.join(WL, "jitgen"), "late", "4", "4.0", "-m"], prof)
+    got, n_agent, want, n_report = agent_and_report_shares(
+        head, samples, data, pid, "late_")
     rep = json.loads(run([JT, "report", "-i", data, "--json"]).stdout)
     assert sum(r["retro"] for r in rep if r["sym"].startswith("late_")) > 0, rep
     assert n_report >= 50, n_report
