@@ -205,6 +205,9 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(JT_CFLAGS) $(CFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS) -lcmocka
 
+# report's row order is a view's, tested on its own.
+$(OUT)/tests/test_report_rows: $(OUT)/user/views/report_rows.o
+
 $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -shared -fPIC -o $@ $<

@@ -451,11 +451,79 @@ static void test_table_flat_copy_of_every_size(void **state)
 	}
 }
 
+/* The flat copy names a as a scan of the n functions [at[2i], at[2i+1]). */
+static void assert_scan(const struct jt_jittab *t, const uint64_t *at, size_t n,
+			uint64_t a)
+{
+	const struct jt_jitsym *f = jt_jittab_find(t, a);
+	size_t i;
+
+	assert_true(t->flat.valid);
+	for (i = 0; i < n; i++)
+		if (at[2 * i] <= a && a < at[2 * i + 1])
+			break;
+	if (i == n) {
+		assert_null(f);
+		return;
+	}
+	assert_non_null(f);
+	assert_int_equal(f->start, at[2 * i]);
+	assert_int_equal(f->end, at[2 * i + 1]);
+}
+
+/*
+ * Code in far-apart clusters (the lowest and highest addresses among
+ * them) fills few buckets with many functions each; every boundary of
+ * every function, and addresses between, resolve as a scan does.
+ */
+static void test_table_flat_copy_of_clusters(void **state)
+{
+	static const uint64_t bases[] = { 0, 0x10000, 0x7f0000000000,
+					  UINT64_MAX - 0x100000 };
+	unsigned int seed = 1, round;
+
+	for (round = 0; round < 100; round++) {
+		struct jt_jittab t = {};
+		uint64_t a, at[800];
+		size_t n = 0, i, k;
+
+		for (k = 0; k < 4; k++) {
+			if (rand_r(&seed) % 2)
+				continue;
+			a = bases[k];
+			for (i = rand_r(&seed) % 100; i > 0; i--) {
+				struct jt_jitsym s =
+					sym(a, 1 + rand_r(&seed) % 0x80, "f");
+
+				jt_jittab_load(&t, &s);
+				at[2 * n] = s.start;
+				at[2 * n++ + 1] = s.end;
+				a = s.end + rand_r(&seed) % 3 * 0x40;
+			}
+		}
+		for (i = 0; i < 200; i++)
+			jt_jittab_find(&t, 0);
+		assert_int_equal(t.flat.valid, n > 0);
+		for (i = 0; n && i < 2 * n; i++) {
+			assert_scan(&t, at, n, at[i] - 1);
+			assert_scan(&t, at, n, at[i]);
+			assert_scan(&t, at, n, at[i] + 1);
+		}
+		for (i = 0; n && i < 1000; i++)
+			assert_scan(&t, at, n,
+				    ((uint64_t)rand_r(&seed) << 33) ^
+					    ((uint64_t)rand_r(&seed) << 1) ^
+					    bases[i % 4]);
+		jt_jittab_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_flat_copy_agrees),
 		cmocka_unit_test(test_table_flat_copy_of_every_size),
+		cmocka_unit_test(test_table_flat_copy_of_clusters),
 		cmocka_unit_test(test_jitdump_both_byte_orders),
 		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
 		cmocka_unit_test(test_tsc_conversion),

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include "lib/nametab.h"
 #include "model/jitsyms.h"
 
@@ -48,9 +49,9 @@ static const struct jt_treap_ops counted_ops = { dup_counted, free_counted };
 
 static void flat_free(struct jt_jitflat *f)
 {
-	free(f->start);
-	free(f->sym);
 	free(f->span);
+	free(f->sym);
+	free(f->bucket);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -64,80 +65,83 @@ static struct jt_treap *tree(struct jt_jittab *t)
 	return &t->t;
 }
 
-/*
- * The flat copy is in Eytzinger order (slot k's children are 2k and
- * 2k + 1, slot 0 unused): a search reads one path from the root, whose
- * first levels stay in cache and whose next ones are fetched ahead. A
- * sorted array's binary search missed the cache at each of its last ten
- * steps: a third of `report`'s time on 200K functions.
- */
-static size_t eyt_first(size_t n)
-{
-	size_t k = 1;
-
-	while (2 * k <= n)
-		k *= 2;
-	return k;
-}
-
-/* The slot after k in address order. */
-static size_t eyt_next(size_t k, size_t n)
-{
-	if (2 * k + 1 <= n) {
-		k = 2 * k + 1;
-		while (2 * k <= n)
-			k *= 2;
-		return k;
-	}
-	while (k & 1)
-		k >>= 1;
-	return k >> 1;
-}
-
 static void flat_add(const struct jt_tnode *node, void *ctx)
 {
 	struct jt_jitflat *f = ctx;
 	const struct jt_jitsym *s = &SYMNODE(node)->s;
 
-	f->start[f->k] = node->key;
-	f->sym[f->k] = s;
-	f->span[f->k].end = s->end;
-	f->span[f->k].name = s->name;
-	f->k = eyt_next(f->k, f->n);
+	f->span[f->n] = (struct jt_jitspan){ node->key, s->end, s->name };
+	f->sym[f->n++] = s;
+}
+
+/* The fewest bucket bits that keep the buckets no more than n. */
+static unsigned int flat_shift(const struct jt_jitflat *f)
+{
+	uint64_t range = f->span[f->n - 1].start - f->span[0].start;
+	unsigned int shift = 0;
+
+	while ((range >> shift) >= f->n)
+		shift++;
+	return shift;
+}
+
+static void flat_buckets(struct jt_jitflat *f)
+{
+	uint64_t base = f->span[0].start;
+	size_t b = 0, i;
+
+	for (i = 0; i < f->n; i++)
+		while (b <= (f->span[i].start - base) >> f->shift)
+			f->bucket[b++] = i;
+	f->bucket[b] = f->n;
 }
 
 static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 {
 	size_t n = jt_treap_count(t);
 
-	f->start = malloc((n + 1) * sizeof(*f->start));
-	f->sym = malloc((n + 1) * sizeof(*f->sym));
-	f->span = malloc((n + 1) * sizeof(*f->span));
-	if (!f->start || !f->sym || !f->span) {
-		flat_free(f);
-		return -ENOMEM;
-	}
-	f->n = n;
-	f->k = eyt_first(n);
+	if (!n)
+		return -ENOENT;
+	f->span = malloc(n * sizeof(*f->span));
+	f->sym = malloc(n * sizeof(*f->sym));
+	if (!f->span || !f->sym)
+		goto nomem;
 	jt_treap_walk(t->root, flat_add, f);
+	f->shift = flat_shift(f);
+	f->nb = ((f->span[n - 1].start - f->span[0].start) >> f->shift) + 1;
+	f->bucket = malloc((f->nb + 1) * sizeof(*f->bucket));
+	if (!f->bucket)
+		goto nomem;
+	flat_buckets(f);
 	f->valid = 1;
 	return 0;
+nomem:
+	flat_free(f);
+	return -ENOMEM;
 }
 
-/* The slot of the function holding addr, or 0. */
-static size_t flat_find(const struct jt_jitflat *f, uint64_t addr)
+/* The index of the function holding addr, or -1. */
+static ssize_t flat_find(const struct jt_jitflat *f, uint64_t addr)
 {
-	size_t k = 1;
+	uint64_t b;
+	size_t lo, hi, mid;
 
-	while (k <= f->n) {
-		/* Four levels down: sixteen slots, two cache lines. */
-		__builtin_prefetch(f->start + 16 * k);
-		__builtin_prefetch(f->start + 16 * k + 8);
-		k = 2 * k + (f->start[k] <= addr);
+	if (addr < f->span[0].start)
+		return -1;
+	b = (addr - f->span[0].start) >> f->shift;
+	if (b >= f->nb)
+		b = f->nb - 1;
+	/* The last start <= addr is in this bucket or ends the one before. */
+	lo = f->bucket[b];
+	hi = f->bucket[b + 1];
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (f->span[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* The last start <= addr is where the path last went right. */
-	k >>= __builtin_ctzll(k) + 1;
-	return k && f->span[k].end > addr ? k : 0;
+	return lo && f->span[lo - 1].end > addr ? (ssize_t)lo - 1 : -1;
 }
 
 /* The function holding addr, or NULL. */
@@ -208,11 +212,11 @@ const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
 	struct jt_jitflat *f = flat_of(t);
 	struct symnode *n;
-	size_t k;
+	ssize_t k;
 
 	if (f) {
 		k = flat_find(f, addr);
-		return k ? f->sym[k] : NULL;
+		return k >= 0 ? f->sym[k] : NULL;
 	}
 	n = holding(&t->t, addr);
 	return n ? &n->s : NULL;
@@ -223,14 +227,15 @@ bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
 {
 	struct jt_jitflat *f = flat_of(t);
 	struct symnode *n;
-	size_t k;
+	ssize_t k;
 
 	if (f) {
 		k = flat_find(f, addr);
-		if (k)
-			*out = (struct jt_jitname){ f->start[k], f->span[k].end,
+		if (k >= 0)
+			*out = (struct jt_jitname){ f->span[k].start,
+						    f->span[k].end,
 						    f->span[k].name };
-		return k;
+		return k >= 0;
 	}
 	n = holding(&t->t, addr);
 	if (n)

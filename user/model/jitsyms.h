@@ -22,22 +22,30 @@ struct jt_jitsym {
 };
 
 /*
- * The functions in address order, copied out of the treap for lookups: a
- * binary search over one array takes a few cache misses where a descent
- * of a 200K-node treap takes forty. Built once as many lookups as an
- * eighth of the functions came without a change, so a table that changes
- * between lookups pays O(1) a lookup for it; any change drops it.
+ * The functions in address order, copied out of the treap for lookups.
+ * Built once as many lookups as an eighth of the functions came without
+ * a change, so a table that changes between lookups pays O(1) a lookup
+ * for it; any change drops it.
+ *
+ * The span from the first start to the last is cut in at most n buckets
+ * of 2^shift bytes, each holding the index of its first function. JIT
+ * code is dense, so a lookup reads one bucket and one or two functions:
+ * two cache misses where a binary search over 200K functions took five.
+ * A bucket that holds many (code in a few far-apart clusters) is searched
+ * in halves, so no lookup is worse than O(log n).
  */
 struct jt_jitflat {
-	uint64_t *start; /* in Eytzinger order, from [1] */
-	const struct jt_jitsym **sym;
-	/* What naming reads, beside the search: one cache miss, not two. */
-	struct {
+	/* What naming reads: start, end and name in one cache line. */
+	struct jt_jitspan {
+		uint64_t start;
 		uint64_t end;
 		const char *name;
 	} * span;
+	const struct jt_jitsym **sym;
+	uint32_t *bucket; /* nb + 1 entries; the last is n */
 	size_t n;
-	size_t k;      /* the slot the next function goes in, while built */
+	size_t nb;
+	unsigned int shift;
 	size_t misses; /* lookups since the last change */
 	int valid;
 };

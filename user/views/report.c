@@ -12,6 +12,7 @@
 #include "lib/hash.h"
 #include "model/datasym.h"
 #include "model/pipeline.h"
+#include "views/report_rows.h"
 #include "views/view.h"
 
 /* --sort's keys: the bit of each is 1 << its index (enum key). */
@@ -49,21 +50,6 @@ const struct jt_cmd jt_cmd_report = {
 };
 
 enum key { K_COMM = 1, K_PID = 2, K_DSO = 4, K_SYM = 8, K_DSYM = 16 };
-
-struct row {
-	const char *comm; /* interned in the stream's string table */
-	uint32_t pid;
-	uint32_t nspid; /* in its PID namespace, where that differs */
-	const char *dso;
-	const char *sym;  /* the symbol, or what names the place */
-	const char *dsym; /* --data: "object+0x8" of an ELF object; "-" */
-	uint8_t source;
-	uint64_t samples;
-	uint64_t retro;
-	uint64_t children;	 /* -g: samples with it on the stack */
-	uint64_t stamp;		 /* the last sample that counted it */
-	struct jt_hash *callers; /* -g: caller path -> struct path */
-};
 
 /* A path of callers, interned: "b <- c <- main". */
 struct path {
@@ -387,34 +373,6 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		add_stack(r, &k, y);
 }
 
-/* Names are interned: most ties are one pointer, with no string to read. */
-static int name_cmp(const char *a, const char *b)
-{
-	return a == b ? 0 : strcmp(a, b);
-}
-
-static int cmp_count(const void *a, const void *b, void *ctx)
-{
-	const struct row *x = *(struct row *const *)a,
-			 *y = *(struct row *const *)b;
-	const struct report *r = ctx;
-	int c;
-
-	if (r->graph && x->children != y->children)
-		return x->children > y->children ? -1 : 1;
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	if ((c = name_cmp(x->comm, y->comm)))
-		return c;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if ((c = name_cmp(x->dso, y->dso)))
-		return c;
-	if ((c = name_cmp(x->sym, y->sym)))
-		return c;
-	return strcmp(x->dsym ? x->dsym : "", y->dsym ? y->dsym : "");
-}
-
 /* The groups, most samples first. */
 static int group(struct report *r)
 {
@@ -424,9 +382,7 @@ static int group(struct report *r)
 	if (!r->rows)
 		return -1;
 	jt_hash_for_each(&r->groups, i) r->rows[r->n++] = r->groups.e[i].val;
-	if (r->n)
-		qsort_r(r->rows, r->n, sizeof(*r->rows), cmp_count, r);
-	return 0;
+	return jt_rows_order(r->rows, r->n, r->graph);
 }
 
 static int cmp_path(const void *a, const void *b)

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Sorting 200K rows by comparing the rows themselves, spread over the
+ * heap, and then their names, missed the cache at each step: a fifth of
+ * report's time. Each row gets a key in one array instead: its counts,
+ * the rank of its (comm, pid, dso) among the rows', and its symbol's
+ * first 16 bytes, compared as numbers. Only rows that tie on all of that
+ * read their strings, and a merge sort reads the array in order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/reserve.h"
+#include "views/report_rows.h"
+
+struct key {
+	uint64_t c1, c2; /* most first */
+	uint64_t place;	 /* the rank of (comm, pid, dso) */
+	uint64_t pfx[2]; /* the symbol's first bytes, big-endian */
+	struct row *w;
+};
+
+/* Names are interned: most ties are one pointer, with no string to read. */
+static int name_cmp(const char *a, const char *b)
+{
+	return a == b ? 0 : strcmp(a ? a : "", b ? b : "");
+}
+
+static int place_cmp(const struct row *x, const struct row *y)
+{
+	int c;
+
+	if ((c = name_cmp(x->comm, y->comm)))
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return name_cmp(x->dso, y->dso);
+}
+
+static int row_cmp(const struct row *x, const struct row *y)
+{
+	int c;
+
+	if ((c = place_cmp(x, y)) || (c = name_cmp(x->sym, y->sym)))
+		return c;
+	return name_cmp(x->dsym, y->dsym);
+}
+
+static int key_cmp(const struct key *a, const struct key *b)
+{
+	if (a->c1 != b->c1)
+		return a->c1 > b->c1 ? -1 : 1;
+	if (a->c2 != b->c2)
+		return a->c2 > b->c2 ? -1 : 1;
+	if (a->place != b->place)
+		return a->place < b->place ? -1 : 1;
+	if (a->pfx[0] != b->pfx[0])
+		return a->pfx[0] < b->pfx[0] ? -1 : 1;
+	if (a->pfx[1] != b->pfx[1])
+		return a->pfx[1] < b->pfx[1] ? -1 : 1;
+	return row_cmp(a->w, b->w);
+}
+
+/* strcmp's order as numbers: bytes high first, zeros past the end. */
+static void prefix(const char *s, uint64_t pfx[2])
+{
+	size_t i;
+
+	pfx[0] = pfx[1] = 0;
+	for (i = 0; s && s[i] && i < 16; i++)
+		pfx[i / 8] |= (uint64_t)(unsigned char)s[i]
+			      << (56 - 8 * (i % 8));
+}
+
+static void merge_sort(struct key *a, struct key *tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
+		return;
+	merge_sort(a, tmp, h);
+	merge_sort(a + h, tmp, n - h);
+	if (key_cmp(&a[h - 1], &a[h]) <= 0)
+		return;
+	memcpy(tmp, a, h * sizeof(*a));
+	/* Stable: on a tie the left half's key goes first. */
+	while (i < h && j < n)
+		a[k++] = key_cmp(&a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+	memcpy(a + k, tmp + i, (h - i) * sizeof(*a));
+}
+
+/* A distinct (comm, pid, dso): rows of one process and object share it. */
+struct place {
+	struct row *w; /* the first row seen there */
+	size_t rank;
+};
+
+static uint64_t place_hash(const struct row *w)
+{
+	return jt_hash_u64((uintptr_t)w->comm ^ (uint64_t)w->pid << 48 ^
+			   (uintptr_t)w->dso * 0x9e3779b97f4a7c15ULL);
+}
+
+/* Names are interned, so one place is one triple of pointers. */
+static bool place_eq(const void *val, const void *key)
+{
+	const struct row *a = ((const struct place *)val)->w, *b = key;
+
+	return a->comm == b->comm && a->pid == b->pid && a->dso == b->dso;
+}
+
+static int place_qcmp(const void *a, const void *b)
+{
+	return place_cmp((*(struct place *const *)a)->w,
+			 (*(struct place *const *)b)->w);
+}
+
+struct places {
+	struct jt_hash h;
+	struct place **v;
+	size_t n, cap;
+};
+
+static struct place *place_of(struct places *p, struct row *w)
+{
+	uint64_t h = place_hash(w);
+	struct place *pl = jt_hash_find(&p->h, h, place_eq, w);
+
+	if (pl)
+		return pl;
+	if (jt_reserve(&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
+	    !(pl = malloc(sizeof(*pl))))
+		return NULL;
+	if (jt_hash_add(&p->h, h, pl)) {
+		free(pl);
+		return NULL;
+	}
+	*pl = (struct place){ .w = w };
+	return p->v[p->n++] = pl;
+}
+
+static void places_free(struct places *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+	jt_hash_free(&p->h);
+}
+
+/*
+ * Each key's place: the rank of its row's (comm, pid, dso) among all
+ * rows'. There are few distinct ones (processes times objects): they are
+ * sorted by their strings once, not at each of n log n compares.
+ */
+static int rank_places(struct key *k, size_t n)
+{
+	struct places p = {};
+	struct place **of = malloc(n * sizeof(*of));
+	size_t i;
+	int err = of ? 0 : -ENOMEM;
+
+	for (i = 0; i < n && !err; i++)
+		if (!(of[i] = place_of(&p, k[i].w)))
+			err = -ENOMEM;
+	if (!err) {
+		qsort(p.v, p.n, sizeof(*p.v), place_qcmp);
+		for (i = 0; i < p.n; i++)
+			p.v[i]->rank = i;
+		for (i = 0; i < n; i++)
+			k[i].place = of[i]->rank;
+	}
+	free(of);
+	places_free(&p);
+	return err;
+}
+
+int jt_rows_order(struct row **rows, size_t n, bool graph)
+{
+	struct key *k, *tmp;
+	size_t i;
+	int err = -ENOMEM;
+
+	if (n < 2)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	tmp = malloc(n / 2 * sizeof(*tmp));
+	if (!k || !tmp)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct row *w = rows[i];
+
+		k[i] = (struct key){ .c1 = graph ? w->children : w->samples,
+				     .c2 = graph ? w->samples : 0,
+				     .w = w };
+		prefix(w->sym, k[i].pfx);
+	}
+	err = rank_places(k, n);
+	if (err)
+		goto out;
+	merge_sort(k, tmp, n);
+	for (i = 0; i < n; i++)
+		rows[i] = k[i].w;
+out:
+	free(k);
+	free(tmp);
+	return err;
+}
