@@ -254,3 +254,65 @@ def test_fork_and_exec_records_carry_the_euid_the_kernel_gave():
     forks = [e for e in ev if e["type"] == "fork" and e["pid"] == shell]
     assert len(forks) == 2, forks
     assert all(f["euid"] == NOBODY for f in forks), forks
+
+
+def euid_switch(mode, marker):
+    """Record euidswitch.py `mode` as root; release it once the recorder
+    has vetted its perf-map: holds it open, or said why not. Returns
+    (stderr, data, pid)."""
+    import threading
+    data = os.path.join(TMP, f"euid-{mode}.data")
+    cmd = [sys.executable, os.path.join(ROOT, "tests/workloads/euidswitch.py"),
+           mode, marker[::-1]]
+    if mode == "gain":
+        cmd = ["setpriv", "--euid", str(NOBODY), *cmd]
+    rec = subprocess.Popen([JT, "record", "--run-as-root", "-o", data, "--",
+                            *cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    err = []
+    reader = threading.Thread(target=lambda: err.extend(rec.stderr))
+    reader.start()
+    try:
+        said = rec.stdout.readline().split()
+        assert said and said[0] == "wrote", (said, err)
+        pid = int(said[1])
+        path = f"/tmp/perf-{pid}.map"
+        wait_for("the recorder to vet the perf-map",
+                 lambda: holds(rec.pid, path) or
+                 any(f"not reading {path}" in line for line in err))
+        rec.stdin.write("\n")
+        rec.stdin.close()
+        assert rec.wait(timeout=60) == 0, "".join(err)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        reader.join()
+    return "".join(err), data, pid
+
+
+def holds(pid, path):
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_process_that_drops_root_keeps_its_perf_map():
+    # Exec'd as root, then nobody by setresuid(2), which no event shows:
+    # the recorder's vet must see nobody, not the root its EXEC said.
+    err, data, pid = euid_switch("drop", MARKER)
+    assert "not reading" not in err, err
+    assert MARKER.encode() in open(data, "rb").read()
+
+
+def test_a_process_that_takes_root_back_is_refused_nobodys_perf_map():
+    # Exec'd with euid nobody (real uid root), then root by seteuid(2):
+    # its perf-map, nobody's file, is one nobody could have planted.
+    err, data, pid = euid_switch("gain", MARKER)
+    assert f"not reading /tmp/perf-{pid}.map of pid {pid}: Operation not permitted" \
+        in err, err
+    assert MARKER.encode() not in open(data, "rb").read()

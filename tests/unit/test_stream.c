@@ -5,6 +5,7 @@
  * reached the file after them, refused files' writes counted.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -285,14 +286,14 @@ static void collect(void *ctx, const struct jt_jit_item *load)
 
 /*
  * For the agent, a write's lines go out unparsed: one TEXT record per
- * write, the lines as they were, empty ones left out; parsed later into
- * the LOADs the lines would have made, each with its write's time. A
- * line longer than a batch goes alone.
+ * write, the lines as they were, its size counting those not empty;
+ * parsed later into the LOADs the lines would have made, each with its
+ * write's time. A line of 4.5 KB is a line like any other.
  */
 static void test_perfmap_text_is_one_record_per_write(void **state)
 {
 	static char text[8192];
-	static const char first[] = "1000 10 fn_0\n1010 10 fn_1\n"
+	static const char first[] = "1000 10 fn_0\n\n1010 10 fn_1\n"
 				    "zz 10 not_hex\n1020 10 fn_2\n";
 	struct jt_jit_rec piece = { .time = 9 * S, .offset = 0, .file_id = 3 };
 	struct jt_writer w;
@@ -333,7 +334,7 @@ static void test_perfmap_text_is_one_record_per_write(void **state)
 			assert_int_equal(j->size, 4);
 			assert_int_equal(j->name_len, strlen(first));
 			assert_string_equal(j->name, first);
-			assert_int_equal(jt_jit_text_each(j, collect, &l), 1);
+			assert_int_equal(jt_jit_text_each(j, collect, &l), 2);
 			assert_int_equal(l.n, 3);
 			assert_string_equal(l.names[2], "fn_2");
 			assert_int_equal(l.addr[2], 0x1020);
@@ -343,10 +344,9 @@ static void test_perfmap_text_is_one_record_per_write(void **state)
 			assert_int_equal(j->size, 1);
 			assert_string_equal(j->name, "2000 10 late_one\n");
 		} else {
-			/* Alone, without its '\n': still a line. */
 			assert_int_equal(j->time, 5 * S);
 			assert_int_equal(j->size, 1);
-			assert_int_equal(j->name_len, 8 + 4500);
+			assert_int_equal(j->name_len, 8 + 4500 + 1);
 			assert_int_equal(jt_jit_text_each(j, collect, &l), 0);
 			assert_int_equal(l.addr[3], 0x3000);
 		}
@@ -355,6 +355,142 @@ static void test_perfmap_text_is_one_record_per_write(void **state)
 	}
 	assert_int_equal(items, 3);
 	jt_stream_free(&s);
+}
+
+struct named_load {
+	uint64_t addr, size, time;
+	char name[24];
+};
+
+struct load_list {
+	struct named_load *v;
+	size_t n;
+};
+
+static void list_add(void *ctx, const struct jt_jit_item *j)
+{
+	struct load_list *l = ctx;
+
+	assert_int_equal(j->op, JT_JIT_LOAD);
+	assert_true(j->name_len < sizeof(l->v[0].name));
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n] = (struct named_load){ j->addr, j->size, j->time };
+	memcpy(l->v[l->n++].name, j->name, j->name_len);
+}
+
+/* Every LOAD the stream gives, TEXT records parsed as naming would. */
+static uint64_t stream_loads(bool text, struct load_list *l)
+{
+	struct jt_stream s;
+	struct jt_item *it;
+	uint64_t lines = 0;
+	uint32_t i;
+
+	open_stream(&s);
+	s.perfmap_text = text;
+	while ((it = jt_stream_next(&s))) {
+		for (i = 0; it->kind == JT_IT_JIT && i < jt_jit_count(it);
+		     i++) {
+			const struct jt_jit_item *j = jt_jit_rec(it, i);
+
+			assert_int_equal(it->time, j->time);
+			assert_int_equal(j->op,
+					 text ? JT_JIT_TEXT : JT_JIT_LOAD);
+			if (text) {
+				lines += j->size;
+				assert_true(jt_jit_text_each(j, list_add, l) >=
+					    0);
+			} else {
+				list_add(l, j);
+			}
+		}
+		free(it);
+	}
+	jt_stream_free(&s);
+	return lines;
+}
+
+/* A random perf-map line: mostly symbols, some empty, some not hex. */
+static size_t random_line(char *p, unsigned int *seed, uint32_t i)
+{
+	switch (rand_r(seed) % 20) {
+	case 0:
+		return sprintf(p, "\n");
+	case 1:
+		return sprintf(p, "zz %x not_hex\n", i);
+	default:
+		return sprintf(p, "%x %x fn_%u\n", 0x1000 + i * 0x40,
+			       1 + rand_r(seed) % 0x40, i);
+	}
+}
+
+/*
+ * The agent's TEXT records, parsed, give the LOADs parsed lines give,
+ * each with the time of the first write(2) that ended at or past its
+ * line, for writes and reads cut anywhere (mid-line too), lines that
+ * span reads, one too long to be a symbol, and lines no write reached.
+ * Their sizes count the lines that are not empty.
+ */
+static void test_perfmap_text_matches_parsed_lines(void **state)
+{
+	static char text[300 * 40 + 70000];
+	unsigned int seed = 3, round;
+	size_t all = 0;
+
+	for (round = 0; round < 80; round++) {
+		struct load_list parsed = {}, texts = {};
+		size_t len = 0, off, cut, i, nlines = 0, n;
+		uint64_t t = 10 * S;
+		struct jt_writer w;
+
+		n = 1 + rand_r(&seed) % 300;
+		for (i = 0; i < n; i++) {
+			size_t l = random_line(text + len, &seed, i);
+
+			nlines += l > 1;
+			len += l;
+			if (round % 8 == 5 && i == n / 2) {
+				memset(text + len, 'x', 66000);
+				text[len + 66000] = '\n';
+				len += 66001;
+			}
+		}
+		if (round % 3 == 1) /* a last line not ended yet */
+			len += sprintf(text + len, "9999 10 unended");
+		assert_int_equal(jt_writer_open(&w, path), 0);
+		add_perfmap(&w, 3, 7, 0, 99);
+		for (off = 0; off < len; off = cut) {
+			struct jt_jit_rec piece = { .time = 99 * S,
+						    .offset = off,
+						    .file_id = 3 };
+
+			cut = off + 1 + rand_r(&seed) % 3000;
+			cut = cut > len ? len : cut;
+			jt_writer_add(&w, JT_REC_JIT, &piece, sizeof(piece),
+				      text + off, cut - off);
+		}
+		/* Writes end anywhere; past the last, read time stands. */
+		for (off = 0; off < len; t += S) {
+			off += 1 + rand_r(&seed) % 900;
+			if (round % 4 == 3 && off >= len * 3 / 4)
+				break;
+			add_write(&w, 7, 99, off < len ? off : len, t);
+		}
+		jt_writer_close(&w);
+		assert_int_equal(stream_loads(true, &texts), nlines);
+		stream_loads(false, &parsed);
+		all += parsed.n;
+		assert_int_equal(texts.n, parsed.n);
+		for (i = 0; i < parsed.n; i++) {
+			assert_int_equal(texts.v[i].addr, parsed.v[i].addr);
+			assert_int_equal(texts.v[i].size, parsed.v[i].size);
+			assert_int_equal(texts.v[i].time, parsed.v[i].time);
+			assert_string_equal(texts.v[i].name, parsed.v[i].name);
+		}
+		free(parsed.v);
+		free(texts.v);
+	}
+	assert_true(all > 80 * 100);
 }
 
 static void test_refused_perfmap_counts_its_writes(void **state)
@@ -454,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap_line_timed_by_later_write),
 		cmocka_unit_test(test_perfmap_lines_of_one_write_are_one_item),
 		cmocka_unit_test(test_perfmap_text_is_one_record_per_write),
+		cmocka_unit_test(test_perfmap_text_matches_parsed_lines),
 		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
 		cmocka_unit_test(test_window_matches_a_sort),
 	};

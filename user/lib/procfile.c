@@ -212,6 +212,15 @@ int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid)
 	return have_uid ? 0 : -ENOENT;
 }
 
+bool jt_proc_still_euid(pid_t pid, uid_t euid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return !stat(path, &st) && st.st_uid == euid;
+}
+
 uint32_t jt_proc_nspid(pid_t pid)
 {
 	uint32_t nspid = 0;

@@ -2,6 +2,7 @@
 #ifndef JT_LIB_PROCFILE_H
 #define JT_LIB_PROCFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,6 +41,11 @@ int jt_proc_file_is(int fd, uint64_t kdev, uint64_t ino);
 
 /* The process's effective uid and its pid in its own namespace. */
 int jt_proc_status(pid_t pid, uid_t *euid, uint32_t *nspid);
+/*
+ * Whether /proc/PID is owned by euid: the kernel gives it the task's
+ * euid, or its namespace's root while the task is not dumpable.
+ */
+bool jt_proc_still_euid(pid_t pid, uid_t euid);
 /* pid in its innermost PID namespace (NSpid), or 0 when unknown. */
 uint32_t jt_proc_nspid(pid_t pid);
 

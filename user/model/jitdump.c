@@ -368,14 +368,7 @@ static bool hex_field(const char **p, const char *end, uint64_t *out)
 static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 		       uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
 {
-	const char *end;
-
-	if (!len) {
-		m->stats.lines++;
-		m->stats.skipped++;
-		return;
-	}
-	end = s + len;
+	const char *end = s + len;
 	struct jt_jit_event ev = { .op = JT_JIT_LOAD,
 				   .time = time,
 				   .pid = pid,
@@ -383,15 +376,11 @@ static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 				   .file_end = m->offset };
 
 	m->stats.lines++;
-	if (m->text) {
-		ev.op = JT_JIT_TEXT;
-		ev.name = s;
-		ev.name_len = len;
-		ev.size = 1;
-		fn(ctx, &ev);
+	if (!len) {
+		m->stats.skipped++;
 		return;
 	}
-	if (len && end[-1] == '\r')
+	if (end[-1] == '\r')
 		end--;
 	if (!hex_field(&s, end, &ev.addr) || !hex_field(&s, end, &ev.size) ||
 	    s == end || !ev.size || ev.addr + ev.size < ev.addr ||
@@ -405,6 +394,77 @@ static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 	fn(ctx, &ev);
 }
 
+/* Lines as they are, each with its '\n': one TEXT event. */
+static void text_out(struct jt_perfmap *m, const char *s, size_t len,
+		     uint64_t lines, uint64_t time, uint32_t pid, jt_jit_fn fn,
+		     void *ctx)
+{
+	struct jt_jit_event ev = { .op = JT_JIT_TEXT,
+				   .time = time,
+				   .pid = pid,
+				   .tid = pid,
+				   .size = lines,
+				   .name = s,
+				   .name_len = len,
+				   .file_end = m->offset };
+
+	m->stats.lines += lines;
+	fn(ctx, &ev);
+}
+
+/*
+ * Text mode, from p, the start of a whole line: the lines up to the last
+ * '\n' of the piece go out as one event, unread but for their ends.
+ * Empty lines stay in (the parse skips them) but are not counted in its
+ * size; a line too long to be a symbol is dropped and ends the run.
+ * Returns where the next line starts.
+ */
+static const char *text_run(struct jt_perfmap *m, const char *p,
+			    const char *end, uint64_t time, uint32_t pid,
+			    jt_jit_fn fn, void *ctx)
+{
+	const char *s = p, *nl;
+	uint64_t lines = 0, empty = 0;
+
+	while (s < end && (nl = memchr(s, '\n', end - s)) &&
+	       nl - s <= PERFMAP_LINE_MAX) {
+		lines += nl > s;
+		empty += nl == s;
+		s = nl + 1;
+	}
+	if (s > p) {
+		m->offset += s - p;
+		m->stats.lines += empty;
+		m->stats.skipped += empty;
+		text_out(m, p, s - p, lines, time, pid, fn, ctx);
+		return s;
+	}
+	/* A line this long is no symbol: drop it whole. */
+	nl = memchr(p, '\n', end - p); /* the caller saw it */
+	m->offset += nl + 1 - p;
+	m->stats.skipped++;
+	return nl + 1;
+}
+
+/* The line held back, now ended: in text mode with its '\n'. */
+static int held_line(struct jt_perfmap *m, uint64_t time, uint32_t pid,
+		     jt_jit_fn fn, void *ctx)
+{
+	if (!m->text) {
+		parse_line(m, m->buf, m->len, time, pid, fn, ctx);
+		return 0;
+	}
+	if (!m->len) {
+		m->stats.lines++;
+		m->stats.skipped++;
+		return 0;
+	}
+	if (append((unsigned char **)&m->buf, &m->len, &m->cap, "\n", 1))
+		return -ENOMEM;
+	text_out(m, m->buf, m->len, 1, time, pid, fn, ctx);
+	return 0;
+}
+
 int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		    uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
 {
@@ -414,6 +474,10 @@ int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		const char *nl = memchr(p, '\n', end - p);
 		size_t n = (nl ? nl : end) - p;
 
+		if (m->text && !m->len && nl) {
+			p = text_run(m, p, end, time, pid, fn, ctx);
+			continue;
+		}
 		m->offset += n + !!nl;
 		if (m->len + n > PERFMAP_LINE_MAX) {
 			/* A line this long is no symbol: drop it whole. */
@@ -432,7 +496,8 @@ int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 			return -ENOMEM;
 		if (!nl)
 			break;
-		parse_line(m, m->buf, m->len, time, pid, fn, ctx);
+		if (held_line(m, time, pid, fn, ctx))
+			return -ENOMEM;
 		m->len = 0;
 		p = nl + 1;
 	}

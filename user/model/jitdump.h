@@ -110,9 +110,9 @@ struct jt_perfmap {
 	uint64_t offset; /* of the next byte fed */
 	struct jt_jit_stats stats;
 	/*
-	 * Whole lines go out as TEXT, one each (name: the line without its
-	 * '\n'), not parsed: most are never looked up (a short-lived
-	 * process writes its perf-map and exits unsampled).
+	 * Whole lines go out as TEXT, not parsed: as many as a piece holds
+	 * in one event, each with its '\n'. Most are never looked up (a
+	 * short-lived process writes its perf-map and exits unsampled).
 	 */
 	bool text;
 };

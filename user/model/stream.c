@@ -754,42 +754,79 @@ int jt_jit_text_each(const struct jt_jit_item *text,
 				    text->pid, text_load, &c);
 }
 
-/*
- * A TEXT line onto the text of its write: one record, its lines one
- * after another with their '\n', size counting them. false when the line
- * must go on its own (longer than the batch).
- */
-static bool text_add(struct jit_feed *f, const struct jt_jit_item *j,
-		     const char *line, uint32_t len)
+/* Lines that are not empty in len bytes of whole lines. */
+static uint64_t count_lines(const char *s, size_t len)
 {
-	struct jt_jit_item *t = &f->batch[0];
-	char *p;
+	uint64_t n = 0;
+	size_t i;
 
-	if ((size_t)len + 2 > BATCH_NAMES)
-		return false;
-	if (f->n &&
-	    (t->time != j->time || (size_t)t->name_len + len + 2 > BATCH_NAMES))
-		batch_flush(f);
-	if (!f->n) {
-		*t = *j;
-		t->name = f->names;
-		t->name_len = 0;
-		t->size = 0;
-		f->n = 1;
-	}
-	p = f->names + t->name_len;
-	memcpy(p, line, len);
-	p[len] = '\n';
-	p[len + 1] = 0;
-	t->name_len += len + 1;
-	t->size++;
-	f->names_len = t->name_len + 1;
-	return true;
+	for (i = 1; i < len; i++)
+		n += s[i] == '\n' && s[i - 1] != '\n';
+	return n;
 }
 
-static void on_jit(void *ctx, const struct jt_jit_event *ev)
+/*
+ * Where the lines of the write that made the line starting at s end, no
+ * further than end, with that write's time; time 0 when no write is
+ * known (the lines are as old as the read, as in line_time).
+ */
+static const char *write_end(struct jit_feed *f, const char *s, const char *end,
+			     uint64_t off, uint64_t *time)
 {
-	struct jit_feed *f = ctx;
+	struct jt_write_queue *q = f->src->writes;
+	const char *nl = memchr(s, '\n', end - s);
+	uint64_t w;
+
+	*time = 0;
+	if (!q)
+		return end;
+	while (q->head < q->n && q->w[q->head].end < off + (nl + 1 - s))
+		q->head++;
+	if (q->head == q->n)
+		return end;
+	*time = q->w[q->head].time;
+	w = q->w[q->head].end;
+	if (w >= off + (end - s))
+		return end;
+	/* The last line that ends by w: its '\n' is before byte w. */
+	return (const char *)memrchr(s, '\n', w - off) + 1;
+}
+
+/*
+ * A run of whole lines as TEXT records, one per write(2) that made them,
+ * each with that write's time: the item and its copy are paid per
+ * write, not per line (most of the agent's time under churn).
+ */
+static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
+{
+	const char *s = ev->name, *end = s + ev->name_len, *cut;
+	uint64_t off = ev->file_end - ev->name_len, lines;
+	struct jt_jit_event one = *ev;
+
+	batch_flush(f);
+	for (; s < end; off += cut - s, s = cut) {
+		struct jt_jit_item j = { .pid = f->src->pid,
+					 .op = JT_JIT_TEXT,
+					 .source = JT_SRC_PERFMAP };
+
+		cut = write_end(f, s, end, off, &j.time);
+		lines = count_lines(s, cut - s);
+		if (j.time)
+			f->src->timed_lines += lines;
+		else
+			j.time = f->read_time;
+		if (f->src->found == JT_FOUND_ATTACH &&
+		    j.time < f->src->found_ns)
+			j.time = f->src->found_ns;
+		j.size = one.size = lines;
+		one.name = s;
+		one.name_len = cut - s;
+		push(f->s, jit_item(f->s, &j, &one));
+	}
+}
+
+static void on_record(struct jit_feed *f, const struct jt_jit_event *ev)
+{
 	struct jt_stream *s = f->s;
 	struct jt_jit_item j = {
 		/* Times the file gives are the writer's; else when we read. */
@@ -816,13 +853,19 @@ static void on_jit(void *ctx, const struct jt_jit_event *ev)
 	 */
 	if (f->src->found == JT_FOUND_ATTACH && j.time < f->src->found_ns)
 		j.time = f->src->found_ns;
-	if (ev->op == JT_JIT_TEXT ?
-		    text_add(f, &j, ev->name, ev->name_len) :
-		    f->src->kind == JT_JIT_PERFMAP &&
-			    batch_add(f, &j, ev->name, ev->name_len))
+	if (f->src->kind == JT_JIT_PERFMAP &&
+	    batch_add(f, &j, ev->name, ev->name_len))
 		return;
 	batch_flush(f);
 	push(s, jit_item(s, &j, ev));
+}
+
+static void on_jit(void *ctx, const struct jt_jit_event *ev)
+{
+	if (ev->op == JT_JIT_TEXT)
+		on_text(ctx, ev);
+	else
+		on_record(ctx, ev);
 }
 
 /*

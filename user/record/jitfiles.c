@@ -251,6 +251,14 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
  * A regular file owned by the user the process runs as (root's for a root
  * process only), the only one whose file we believe; checked on the open
  * descriptor, so nothing can be swapped in.
+ *
+ * The euid is the one now, not when tracked: a setuid(2) changes it with
+ * no event. Reading /proc/PID/status formats a page; a stat of /proc/PID
+ * is enough to accept a file owned by the tracked euid: the kernel gives
+ * that directory the task's euid, or while the task is not dumpable (a
+ * setuid(2) makes it so) its namespace's root, whose files are safe to
+ * read for any of its processes. Anything else, refusals included, asks
+ * status.
  */
 static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 {
@@ -258,7 +266,9 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 	uint32_t nspid;
 	uid_t euid;
 
-	/* Now, not when tracked: an exec may have changed it since. */
+	if (p && p->euid_known && !jt_proc_file_owned(fd, p->euid) &&
+	    jt_proc_still_euid(pid, p->euid))
+		return 0;
 	if (jt_proc_status(pid, &euid, &nspid)) {
 		if (!p || !p->euid_known)
 			return -ESRCH;
