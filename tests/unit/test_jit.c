@@ -297,6 +297,29 @@ static void test_perfmap_lines(void **state)
 	}
 }
 
+/* Eight bytes a step counts as one at a time does, at every alignment. */
+static void test_perfmap_line_count(void **state)
+{
+	static const char bytes[] = "\n\nab\n\x8a\x0a\xff";
+	unsigned int seed = 5, round;
+	char s[64];
+
+	for (round = 0; round < 20000; round++) {
+		size_t len = rand_r(&seed) % sizeof(s), i;
+		uint64_t all = 0, ends = 0, got_all;
+		bool last = true;
+
+		for (i = 0; i < len; i++) {
+			s[i] = bytes[rand_r(&seed) % (sizeof(bytes) - 1)];
+			all += s[i] == '\n';
+			ends += s[i] == '\n' && !last;
+			last = s[i] == '\n';
+		}
+		assert_int_equal(jt_perfmap_lines(s, len, &got_all), ends);
+		assert_int_equal(got_all, all);
+	}
+}
+
 static void test_perfmap_hostile(void **state)
 {
 	char *big = malloc(200000);
@@ -532,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_jitdump_hostile),
 		cmocka_unit_test(test_perfmap_lines),
 		cmocka_unit_test(test_perfmap_hostile),
+		cmocka_unit_test(test_perfmap_line_count),
 		cmocka_unit_test(test_table_load_reuse_move_unmap),
 	};
 

@@ -388,6 +388,7 @@ void *jt_profiles_run(void *agent)
 				   .ctx = &c,
 				   .named = true,
 				   .jit_naming_only = true,
+				   .procs_only = true,
 				   /* Profiles copy what they keep. */
 				   .free_names = true };
 	char path[64], msg[256];

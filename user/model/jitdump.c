@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +414,37 @@ static void text_out(struct jt_perfmap *m, const char *s, size_t len,
 }
 
 /*
+ * Lines that are not empty in len bytes of whole lines, and all of them
+ * in *newlines, eight bytes a step: a line ends at a '\n' whose byte
+ * before is not one (nor the start).
+ */
+uint64_t jt_perfmap_lines(const char *s, size_t len, uint64_t *newlines)
+{
+	const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7f * ones;
+	uint64_t full = 0, ends = 0, prev = 1ULL << 63, x, nl;
+	size_t i = 0;
+	bool last;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&x, s + i, 8);
+		x = le64toh(x) ^ ('\n' * ones);
+		/* The top bit of each byte that was '\n'. */
+		nl = ~(((x & low7) + low7) | x) & ~low7;
+		full += ((nl >> 7) * ones) >> 56;
+		ends += (((nl & ~(nl << 8 | prev >> 56)) >> 7) * ones) >> 56;
+		prev = nl;
+	}
+	last = !i || (prev >> 63);
+	for (; i < len; i++) {
+		full += s[i] == '\n';
+		ends += s[i] == '\n' && !last;
+		last = s[i] == '\n';
+	}
+	*newlines = full;
+	return ends;
+}
+
+/*
  * Text mode, from p, the start of a whole line: the lines up to the last
  * '\n' of the piece go out as one event, unread but for their ends.
  * Empty lines stay in (the parse skips them) but are not counted in its
@@ -423,19 +455,19 @@ static const char *text_run(struct jt_perfmap *m, const char *p,
 			    const char *end, uint64_t time, uint32_t pid,
 			    jt_jit_fn fn, void *ctx)
 {
-	const char *s = p, *nl;
-	uint64_t lines = 0, empty = 0;
+	const char *s = (const char *)memrchr(p, '\n', end - p) + 1, *nl;
+	uint64_t lines, all;
 
-	while (s < end && (nl = memchr(s, '\n', end - s)) &&
-	       nl - s <= PERFMAP_LINE_MAX) {
-		lines += nl > s;
-		empty += nl == s;
-		s = nl + 1;
-	}
+	/* A run no longer than a line may be holds no line too long. */
+	if (s - p > PERFMAP_LINE_MAX + 1)
+		for (s = p; s < end && (nl = memchr(s, '\n', end - s)) &&
+			    nl - s <= PERFMAP_LINE_MAX;)
+			s = nl + 1;
 	if (s > p) {
+		lines = jt_perfmap_lines(p, s - p, &all);
 		m->offset += s - p;
-		m->stats.lines += empty;
-		m->stats.skipped += empty;
+		m->stats.lines += all - lines;
+		m->stats.skipped += all - lines;
 		text_out(m, p, s - p, lines, time, pid, fn, ctx);
 		return s;
 	}

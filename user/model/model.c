@@ -512,6 +512,8 @@ static void apply_fork(struct jt_model *m, const struct jt_fork_event *ev)
 	    jt_jittab_copy(&child->perfmap, &parent->perfmap) ||
 	    jt_jitlog_copy(&child->jitlog, &parent->jitlog))
 		m->stats.nomem++;
+	if (m->procs_only)
+		return;
 	if (ev->flags & JT_FORK_VM) {
 		child->as = aspace_of(m, parent);
 		if (child->as)
@@ -543,8 +545,8 @@ static void apply_exec(struct jt_model *m, const struct jt_exec_event *ev)
 		p->exe = jt_intern(&m->strs, ev->path,
 				   strnlen(ev->path, ev->path_len));
 	jt_aspace_put(p->as);
-	p->as = jt_aspace_new();
-	if (!p->as)
+	p->as = m->procs_only ? NULL : jt_aspace_new();
+	if (!p->as && !m->procs_only)
 		m->stats.nomem++;
 	if (p->exec_ns)
 		exec_cow_drop(m, p);
@@ -939,10 +941,12 @@ void jt_model_apply(struct jt_model *m, const struct jt_hdr *h, uint32_t len)
 	case JT_EV_MAPWRITE:
 		break; /* the stream used it to time perf-map lines */
 	case JT_EV_COW:
-		apply_cow(m, (const void *)h);
+		if (!m->procs_only)
+			apply_cow(m, (const void *)h);
 		break;
 	default:
-		apply_map_event(m, (const void *)h);
+		if (!m->procs_only)
+			apply_map_event(m, (const void *)h);
 	}
 }
 

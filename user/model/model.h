@@ -112,6 +112,12 @@ struct jt_model {
 	 * (jt_model_jit_warm). Only the naming model: replaced stays unset.
 	 */
 	bool lazy_jit;
+	/*
+	 * Processes alone (comm, pids, exit), no address spaces: the model
+	 * of a consumer that reads only those, beside a naming model that
+	 * keeps the rest. Map, VMA and COW events pass it by.
+	 */
+	bool procs_only;
 };
 
 void jt_model_init(struct jt_model *m);

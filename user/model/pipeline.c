@@ -205,6 +205,7 @@ int jt_pipe_run(struct jt_pipe *p, struct jt_stream *s,
 	jt_model_init(&p->ahead);
 	jt_model_init(&p->m);
 	p->ahead.free_dead = p->m.free_dead = !ops->keep_dead;
+	p->m.procs_only = ops->procs_only && ops->named;
 	/* Every JIT name the pipeline hands out comes from one table. */
 	p->ahead.names = p->m.names = p->syms.jitnames = &p->names;
 	/* Samples are named in ahead: its tables are built as they need. */

@@ -44,6 +44,13 @@ struct jt_pipe_ops {
 	 * names that come and go for days do not pile up.
 	 */
 	bool free_names;
+	/*
+	 * The consumer reads only processes from its model (comm, nspid,
+	 * exit: the agent, report without --data): its model keeps no
+	 * address spaces, and the naming model's stand for them. Named
+	 * pipelines only.
+	 */
+	bool procs_only;
 	uint64_t until; /* stop before the first item later; 0: all */
 };
 

@@ -754,17 +754,6 @@ int jt_jit_text_each(const struct jt_jit_item *text,
 				    text->pid, text_load, &c);
 }
 
-/* Lines that are not empty in len bytes of whole lines. */
-static uint64_t count_lines(const char *s, size_t len)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 1; i < len; i++)
-		n += s[i] == '\n' && s[i - 1] != '\n';
-	return n;
-}
-
 /*
  * Where the lines of the write that made the line starting at s end, no
  * further than end, with that write's time; time 0 when no write is
@@ -800,7 +789,7 @@ static const char *write_end(struct jit_feed *f, const char *s, const char *end,
 static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 {
 	const char *s = ev->name, *end = s + ev->name_len, *cut;
-	uint64_t off = ev->file_end - ev->name_len, lines;
+	uint64_t off = ev->file_end - ev->name_len, lines, all;
 	struct jt_jit_event one = *ev;
 
 	batch_flush(f);
@@ -810,7 +799,9 @@ static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 					 .source = JT_SRC_PERFMAP };
 
 		cut = write_end(f, s, end, off, &j.time);
-		lines = count_lines(s, cut - s);
+		lines = cut == end && s == ev->name ?
+				ev->size :
+				jt_perfmap_lines(s, cut - s, &all);
 		if (j.time)
 			f->src->timed_lines += lines;
 		else

@@ -664,6 +664,7 @@ int cmd_report(int argc, char **argv)
 		return err;
 	if (jt_view_open(&s, in))
 		return 1;
+	ops.procs_only = !r.data;
 	r.s = &s;
 	r.syms = &p.syms; /* set up by the run, used only during it */
 	err = jt_view_run(&p, &s, in, &ops);

@@ -103,8 +103,8 @@ static void print_stacks(FILE *f, const struct jt_stream *s,
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_pipe *p)
 {
-	const struct jt_model *m = &p->m;
-
+	/* The naming model applied every event the views' model did. */
+	const struct jt_model *m = p->m.procs_only ? &p->ahead : &p->m;
 	unsigned long long lost =
 		s->lost.bpf_events + s->lost.perf_records + s->lost.bpf_errors;
 
