@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import time
 
-from jt import AS_USER, JT, TMP, USER, WL, hx, record, run, script, start_attached
+from jt import AS_USER, JT, TMP, USER, WL, hx, record, run, script, start_attached, wait_for
 
 CODE = 16
 
@@ -98,6 +98,53 @@ def test_perfmap_rewritten_in_place():
     out, data = jitgen("rewrite", 6, 1.2, jitdump=False, perfmap=True)
     per_name = check(out, data, "perfmap")
     assert sorted(per_name) == [f"rewrite_{i:02d}" for i in range(6)]
+
+
+REWRITER = """
+import os, sys
+path = f"/tmp/perf-{os.getpid()}.map"
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+print(os.getpid(), flush=True)
+os.write(fd, b"".join(b"%x 10 first_version_%d\\n" % (0x1000 + 16 * i, i)
+                     for i in range(40)))
+sys.stdin.readline()
+os.ftruncate(fd, 0)
+os.pwrite(fd, b"1000 10 second_" + b"version\\n", 0)
+sys.stdin.readline()
+os.unlink(path)
+"""
+
+
+def test_perfmap_written_over_with_no_write_event():
+    # ftruncate(2) and pwrite(2) make no write event: the recorder's sweep
+    # finds the file shorter than what it read, and reads it again. (The
+    # script builds its names, so its command line holds neither.)
+    data = os.path.join(TMP, "pwrite-over.data")
+    rec = subprocess.Popen([JT, "record", "--user", USER, "-o", data, "--",
+                            "python3", "-c", REWRITER], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        pid = int(rec.stdout.readline())
+
+        def recorded(marker):
+            with open(data, "rb") as f:
+                return marker in f.read()
+        wait_for("the first version in the recording",
+                 lambda: recorded(b"first_version_39"))
+        rec.stdin.write("\n")
+        rec.stdin.flush()
+        wait_for("the second version in the recording",
+                 lambda: recorded(b"second_version"), timeout=20)
+        _, err = rec.communicate("\n", timeout=60)
+        assert rec.returncode == 0, err
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    names = [e["name"] for e in script(data)
+             if e["type"] == "jit_load" and e["pid"] == pid]
+    assert names == [f"first_version_{i}" for i in range(40)] + ["second_version"], names
 
 
 def test_report_prints_only_the_sorted_columns():

@@ -501,15 +501,20 @@ static uint64_t copy_room(struct jt_jitfiles *j, const struct jt_jitfile *f,
 	return file < process ? file : process;
 }
 
-/* A perf-map shorter than what we read of it was written over. */
-static void truncated(struct jt_jitfiles *j, struct jt_jitfile *f)
+/*
+ * A perf-map shorter than what we read of it was written over: read it
+ * again from its start. Asked only when a read finds nothing, since a
+ * file with bytes past our offset is no shorter than it.
+ */
+static bool truncated(struct jt_jitfiles *j, struct jt_jitfile *f)
 {
 	struct stat st;
 
-	if (f->kind == JT_JIT_PERFMAP && f->offset && !fstat(f->fd, &st) &&
-	    (uint64_t)st.st_size < f->offset) {
-		f->offset = 0;
-	}
+	if (f->kind != JT_JIT_PERFMAP || !f->offset || fstat(f->fd, &st) ||
+	    (uint64_t)st.st_size >= f->offset)
+		return false;
+	f->offset = 0;
+	return true;
 }
 
 static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
@@ -534,10 +539,11 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 		}
 		if (want > room)
 			want = room;
-		truncated(j, f);
 		n = pread(f->fd, j->buf, want, f->offset);
-		if (n <= 0)
+		if (n < 0 || (!n && !truncated(j, f)))
 			return;
+		if (!n)
+			continue;
 		r.time = jt_mono_ns();
 		r.offset = f->offset;
 		jt_writer_add(j->w, JT_REC_JIT, &r, sizeof(r), j->buf, n);
@@ -545,6 +551,9 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 		j->bytes += n;
 		if ((p = proc(j, f->pid)))
 			p->copied += n;
+		/* Short: the end for now; the next write or sweep reads on. */
+		if ((size_t)n < want)
+			return;
 	}
 }
 
