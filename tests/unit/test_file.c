@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "jt_abi.h"
+#include <pthread.h>
+#include "lib/chan.h"
 #include "lib/jt_file.h"
 #include "model/stream.h"
 
@@ -246,10 +248,105 @@ static void test_stream_rejects_non_recording(void **state)
 	assert_non_null(strstr(msg, "not a jittrace recording"));
 }
 
+#define CHAN_RECS 20000
+
+/* Record i: i's bytes, 1 to 2000 of them, and now and then 300 KB. */
+static size_t chan_rec_len(uint32_t i)
+{
+	return i % 5000 == 4999 ? 300000 : 1 + (i * 7919) % 2000;
+}
+
+static void *chan_writer(void *arg)
+{
+	static unsigned char buf[300000];
+	struct jt_writer w;
+	uint32_t i;
+
+	assert_int_equal(jt_writer_open_chan(&w, arg), 0);
+	for (i = 0; i < CHAN_RECS; i++) {
+		memset(buf, i & 0xff, chan_rec_len(i));
+		assert_int_equal(jt_writer_add(&w, 9, &i, sizeof(i), buf,
+					       chan_rec_len(i)),
+				 0);
+		if (i % 1000 == 0)
+			jt_writer_flush(&w);
+	}
+	assert_int_equal(jt_writer_close(&w), 0);
+	return NULL;
+}
+
+/*
+ * The agent's capture to its reader, through a channel of 64 KiB: every
+ * record whole and in order, big ones too, while the writer waits on a
+ * reader that falls behind.
+ */
+static void test_channel_round_trip(void **state)
+{
+	struct jt_chan c;
+	struct jt_reader r;
+	struct jt_rec rec;
+	pthread_t t;
+	uint32_t i = 0, id;
+
+	assert_int_equal(jt_chan_init(&c, 64 * 1024), 0);
+	assert_int_equal(pthread_create(&t, NULL, chan_writer, &c), 0);
+	assert_int_equal(jt_reader_open_chan(&r, &c), 0);
+	while (jt_reader_next(&r, &rec) == 1) {
+		const unsigned char *p = rec.data;
+
+		assert_int_equal(rec.type, 9);
+		memcpy(&id, p, sizeof(id));
+		assert_int_equal(id, i);
+		assert_int_equal(rec.len, sizeof(id) + chan_rec_len(i));
+		assert_int_equal(p[sizeof(id)], i & 0xff);
+		assert_int_equal(p[rec.len - 1], i & 0xff);
+		if (i % 3000 == 0)
+			usleep(1000);
+		i++;
+	}
+	assert_int_equal(i, CHAN_RECS);
+	assert_false(r.truncated);
+	jt_reader_close(&r);
+	pthread_join(t, NULL);
+	jt_chan_free(&c);
+}
+
+static void *chan_flooder(void *arg)
+{
+	struct jt_writer w;
+	uint64_t x = 0;
+
+	assert_int_equal(jt_writer_open_chan(&w, arg), 0);
+	while (!jt_writer_add(&w, 9, &x, sizeof(x), NULL, 0))
+		x++;
+	assert_int_equal(w.err, EPIPE);
+	jt_writer_close(&w);
+	return NULL;
+}
+
+/* A reader that goes away ends the writer's wait: -EPIPE, not a hang. */
+static void test_channel_reader_gone(void **state)
+{
+	struct jt_chan c;
+	struct jt_reader r;
+	struct jt_rec rec;
+	pthread_t t;
+
+	assert_int_equal(jt_chan_init(&c, 4096), 0);
+	assert_int_equal(pthread_create(&t, NULL, chan_flooder, &c), 0);
+	assert_int_equal(jt_reader_open_chan(&r, &c), 0);
+	assert_int_equal(jt_reader_next(&r, &rec), 1);
+	jt_reader_close(&r);
+	pthread_join(t, NULL);
+	jt_chan_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_channel_round_trip),
+		cmocka_unit_test(test_channel_reader_gone),
 		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
 		cmocka_unit_test(test_cut_in_padding_is_whole),
 		cmocka_unit_test(test_large_records),

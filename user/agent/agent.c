@@ -359,17 +359,11 @@ static int outputs_start(struct jt_agent *a)
 }
 
 /*
- * The pipe is the only buffer between capture and reader: a reader
+ * The channel is the only buffer between capture and reader: a reader
  * that falls behind blocks the capture, whose BPF ring then counts what
  * it cannot take.
  */
-static int make_pipe(int fds[2])
-{
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-	return 0;
-}
+#define CHAN_MAX (1 << 20)
 
 static int serve(struct jt_agent *a)
 {
@@ -390,12 +384,11 @@ static int serve(struct jt_agent *a)
 	};
 	struct MHD_Daemon *http = jt_http_start(a);
 	pthread_t reader;
-	int fds[2], err;
+	int err;
 
 	if (!http)
 		return 1;
-	err = make_pipe(fds);
-	a->fd = fds[0];
+	err = jt_chan_init(&a->chan, CHAN_MAX);
 	if (!err)
 		err = pthread_create(&reader, NULL, jt_profiles_run, a) ?
 			      -EAGAIN :
@@ -405,9 +398,9 @@ static int serve(struct jt_agent *a)
 		jt_http_stop(http);
 		return 1;
 	}
-	err = jt_record_live(&lo, fds[1]);
+	err = jt_record_live(&lo, &a->chan);
 	pthread_join(reader, NULL);
-	close(fds[0]);
+	jt_chan_free(&a->chan);
 	jt_push_stop(a->push);
 	jt_http_stop(http);
 	fprintf(stderr, "jittrace: agent: stopped\n");

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "lib/chan.h"
 #include "lib/hash.h"
 #include "model/stream.h"
 #include "record/probes.h"
@@ -112,7 +113,7 @@ struct jt_agent {
 	struct jt_spool *spool;
 	struct jt_push *push;
 	char host[64];
-	int fd;		     /* the stream's read end */
+	struct jt_chan chan; /* the capture's buffers, to the reader */
 	char *auth_token;    /* what HTTP callers present; NULL: none */
 	unsigned int audits; /* /audit requests being answered */
 	/* Requests of callers who see only their own processes, by user. */

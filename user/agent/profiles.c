@@ -391,11 +391,10 @@ void *jt_profiles_run(void *agent)
 				   .procs_only = true,
 				   /* Profiles copy what they keep. */
 				   .free_names = true };
-	char path[64], msg[256];
+	char msg[256];
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", c.a->fd);
-	err = jt_stream_open(&c.s, path, msg, sizeof(msg));
+	err = jt_stream_open_chan(&c.s, &c.a->chan, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "jittrace: agent: %s\n", msg);
 		drain_all(&c);

@@ -6,18 +6,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/chan.h"
 #include "lib/jt_file.h"
 #include "lib/reserve.h"
 
 #define WRITER_BUF (256 * 1024)
 
-int jt_writer_open_fd(struct jt_writer *w, int fd)
+static int writer_start(struct jt_writer *w, int fd, struct jt_chan *c)
 {
 	struct jt_preamble p = { .version = JT_FILE_VERSION,
 				 .size = sizeof(p) };
 
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
+	w->chan = c;
 	w->cap = WRITER_BUF;
 	w->buf = malloc(w->cap);
 	if (!w->buf)
@@ -26,6 +28,16 @@ int jt_writer_open_fd(struct jt_writer *w, int fd)
 	memcpy(w->buf, &p, sizeof(p));
 	w->len = sizeof(p);
 	return jt_writer_flush(w);
+}
+
+int jt_writer_open_fd(struct jt_writer *w, int fd)
+{
+	return writer_start(w, fd, NULL);
+}
+
+int jt_writer_open_chan(struct jt_writer *w, struct jt_chan *c)
+{
+	return writer_start(w, -1, c);
 }
 
 int jt_writer_open(struct jt_writer *w, const char *path)
@@ -54,9 +66,34 @@ static void write_failed(struct jt_writer *w, int err)
 		lseek(w->fd, w->bytes, SEEK_SET);
 }
 
+/* The buffer goes to the reader whole; a new one takes its place. */
+static int flush_chan(struct jt_writer *w)
+{
+	int err = w->len ? jt_chan_put(w->chan, w->buf, w->len, w->cap) : 0;
+
+	if (w->len) {
+		w->buf = jt_chan_buffer(w->chan, WRITER_BUF);
+		w->cap = WRITER_BUF;
+	}
+	if (!w->buf && !err)
+		err = -ENOMEM;
+	if (err) {
+		w->err = -err;
+		w->dropped += w->recs;
+	} else {
+		w->bytes += w->len;
+	}
+	w->len = 0;
+	w->recs = 0;
+	return err;
+}
+
 int jt_writer_flush(struct jt_writer *w)
 {
 	size_t off = 0;
+
+	if (w->chan)
+		return w->err ? -w->err : flush_chan(w);
 
 	while (off < w->len && !w->err) {
 		ssize_t n = write(w->fd, w->buf + off, w->len - off);
@@ -120,7 +157,9 @@ int jt_writer_close(struct jt_writer *w)
 {
 	int err = jt_writer_flush(w);
 
-	if (close(w->fd) && !err)
+	if (w->chan)
+		jt_chan_writer_done(w->chan);
+	else if (close(w->fd) && !err)
 		err = -errno;
 	free(w->buf);
 	w->buf = NULL;
@@ -137,6 +176,46 @@ static int stop(struct jt_reader *r, const char *why)
 	return 0;
 }
 
+/*
+ * The writer's buffers hold whole records: a read window becomes the
+ * next buffer, with no copy. Two are joined only if a record spans them.
+ */
+static int fill_chan(struct jt_reader *r, size_t need)
+{
+	size_t len, cap;
+	void *data;
+
+	while (r->have - r->pos < need && !r->eof) {
+		jt_chan_take(r->chan, &data, &len, &cap);
+		if (!data) {
+			r->eof = 1;
+			break;
+		}
+		if (r->pos == r->have) {
+			jt_chan_recycle(r->chan, r->buf, r->cap);
+			r->base += r->have;
+			r->buf = data;
+			r->cap = cap;
+			r->have = len;
+			r->pos = 0;
+		} else {
+			memmove(r->buf, r->buf + r->pos, r->have - r->pos);
+			r->base += r->pos;
+			r->have -= r->pos;
+			r->pos = 0;
+			if (jt_reserve(&r->buf, &r->cap, r->have + len, 1)) {
+				free(data);
+				return -ENOMEM;
+			}
+			memcpy(r->buf + r->have, data, len);
+			r->have += len;
+			free(data);
+		}
+		r->size = r->base + r->have;
+	}
+	return 0;
+}
+
 /* At least need bytes from pos on in the window, unless the input ends. */
 static int fill(struct jt_reader *r, size_t need)
 {
@@ -144,6 +223,8 @@ static int fill(struct jt_reader *r, size_t need)
 
 	if (r->mem || r->have - r->pos >= need)
 		return 0;
+	if (r->chan)
+		return fill_chan(r, need);
 	if (r->pos) {
 		memmove(r->buf, r->buf + r->pos, r->have - r->pos);
 		r->base += r->pos;
@@ -242,6 +323,19 @@ int jt_reader_open(struct jt_reader *r, const char *path)
 	return err;
 }
 
+int jt_reader_open_chan(struct jt_reader *r, struct jt_chan *c)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->chan = c;
+	err = preamble(r);
+	if (err)
+		jt_reader_close(r);
+	return err;
+}
+
 /* 1: a record; 0: end of the file, or the point where it stops being whole. */
 int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 {
@@ -281,6 +375,9 @@ void jt_reader_close(struct jt_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
+	if (r->chan)
+		jt_chan_reader_done(r->chan);
+	r->chan = NULL;
 	free(r->buf);
 	r->buf = NULL;
 }

@@ -170,8 +170,11 @@ struct jt_jit_rec {
 	/* the bytes follow */
 };
 
+struct jt_chan;
+
 struct jt_writer {
 	int fd;
+	struct jt_chan *chan; /* flushed buffers go here, not to fd */
 	char *buf;
 	size_t len;
 	size_t cap;
@@ -184,6 +187,8 @@ struct jt_writer {
 /* Starts the file with the preamble; the writer owns fd from here. */
 int jt_writer_open_fd(struct jt_writer *w, int fd);
 int jt_writer_open(struct jt_writer *w, const char *path);
+/* To a reader in this process (lib/chan.h); closing says the end. */
+int jt_writer_open_chan(struct jt_writer *w, struct jt_chan *c);
 int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		  size_t alen, const void *b, size_t blen);
 int jt_writer_flush(struct jt_writer *w);
@@ -210,6 +215,7 @@ struct jt_reader {
 	uint64_t base; /* file offset of the window's first byte */
 	uint64_t size; /* of a regular file; of what was read, otherwise */
 	int fd;
+	struct jt_chan *chan; /* the window is the writer's buffer */
 	int eof;
 	uint32_t version;
 	/* Set when iteration stopped before the end of the file. */
@@ -221,6 +227,8 @@ struct jt_reader {
 int jt_reader_open_mem(struct jt_reader *r, const void *buf, size_t size);
 /* A file, a FIFO or pipe, or "-" for standard input. */
 int jt_reader_open(struct jt_reader *r, const char *path);
+/* What a jt_writer_open_chan writer gives; closing says we have gone. */
+int jt_reader_open_chan(struct jt_reader *r, struct jt_chan *c);
 int jt_reader_next(struct jt_reader *r, struct jt_rec *rec);
 void jt_reader_close(struct jt_reader *r);
 

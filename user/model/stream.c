@@ -1215,6 +1215,14 @@ int jt_stream_open(struct jt_stream *s, const char *path, char *msg,
 	return open_done(s, jt_reader_open(&s->rd, path), path, msg, msglen);
 }
 
+int jt_stream_open_chan(struct jt_stream *s, struct jt_chan *c, char *msg,
+			size_t msglen)
+{
+	memset(s, 0, sizeof(*s));
+	return open_done(s, jt_reader_open_chan(&s->rd, c), "the capture", msg,
+			 msglen);
+}
+
 int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 		       char *msg, size_t msglen)
 {

@@ -245,6 +245,9 @@ int jt_stream_open(struct jt_stream *s, const char *path, char *msg,
 		   size_t msglen);
 int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 		       char *msg, size_t msglen);
+/* A capture in this process (lib/chan.h), as jt_record_live writes. */
+int jt_stream_open_chan(struct jt_stream *s, struct jt_chan *c, char *msg,
+			size_t msglen);
 /* The next item in time order, the caller's until jt_stream_put; NULL at
  * the end. */
 struct jt_item *jt_stream_next(struct jt_stream *s);

@@ -27,8 +27,10 @@ struct jt_live_opts {
 	void *ctx;
 };
 
-/* Closes fd when done; 0, or -errno after saying why on stderr. */
-int jt_record_live(const struct jt_live_opts *lo, int fd);
+struct jt_chan;
+
+/* Writes to c, and says the end there; 0, or -errno after saying why. */
+int jt_record_live(const struct jt_live_opts *lo, struct jt_chan *c);
 /* Ask a running jt_record_live to finish (as SIGTERM does). */
 void jt_record_live_stop(void);
 #endif

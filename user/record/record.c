@@ -22,6 +22,7 @@
 #include "lib/clock.h"
 #include "jittrace.h"
 #include "lib/cli.h"
+#include "lib/chan.h"
 #include "lib/jt_file.h"
 #include "lib/reserve.h"
 #include "live/jvmti.h"
@@ -1029,10 +1030,10 @@ int cmd_record(int argc, char **argv)
 }
 
 /*
- * The agent's capture: record -a into fd, which a reader in the same
+ * The agent's capture: record -a into c, which a reader in the same
  * process turns into profiles. Nothing is published or handed to a user.
  */
-int jt_record_live(const struct jt_live_opts *lo, int fd)
+int jt_record_live(const struct jt_live_opts *lo, struct jt_chan *c)
 {
 	static char *meta_argv[] = { "jittrace", "agent", NULL };
 	struct recorder r = {};
@@ -1060,9 +1061,9 @@ int jt_record_live(const struct jt_live_opts *lo, int fd)
 	raise_fd_limit();
 	jt_libbpf_quiet(r.o.verbose);
 	install_signals();
-	err = jt_writer_open_fd(&r.w, fd);
+	err = jt_writer_open_chan(&r.w, c);
 	if (err) {
-		close(fd);
+		jt_chan_writer_done(c);
 		return err;
 	}
 	err = jt_jitfiles_init(&r.jit, &r.w, true, &r.o.budget);
