@@ -397,19 +397,16 @@ static void parse_line(struct jt_perfmap *m, const char *s, size_t len,
 
 /* Lines as they are, each with its '\n': one TEXT event. */
 static void text_out(struct jt_perfmap *m, const char *s, size_t len,
-		     uint64_t lines, uint64_t time, uint32_t pid, jt_jit_fn fn,
-		     void *ctx)
+		     uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx)
 {
 	struct jt_jit_event ev = { .op = JT_JIT_TEXT,
 				   .time = time,
 				   .pid = pid,
 				   .tid = pid,
-				   .size = lines,
 				   .name = s,
 				   .name_len = len,
 				   .file_end = m->offset };
 
-	m->stats.lines += lines;
 	fn(ctx, &ev);
 }
 
@@ -446,17 +443,16 @@ uint64_t jt_perfmap_lines(const char *s, size_t len, uint64_t *newlines)
 
 /*
  * Text mode, from p, the start of a whole line: the lines up to the last
- * '\n' of the piece go out as one event, unread but for their ends.
- * Empty lines stay in (the parse skips them) but are not counted in its
- * size; a line too long to be a symbol is dropped and ends the run.
- * Returns where the next line starts.
+ * '\n' of the piece go out as one event, unread but for their ends, and
+ * uncounted (the stream counts them as it cuts them by write). A line
+ * too long to be a symbol is dropped and ends the run. Returns where the
+ * next line starts.
  */
 static const char *text_run(struct jt_perfmap *m, const char *p,
 			    const char *end, uint64_t time, uint32_t pid,
 			    jt_jit_fn fn, void *ctx)
 {
 	const char *s = (const char *)memrchr(p, '\n', end - p) + 1, *nl;
-	uint64_t lines, all;
 
 	/* A run no longer than a line may be holds no line too long. */
 	if (s - p > PERFMAP_LINE_MAX + 1)
@@ -464,11 +460,8 @@ static const char *text_run(struct jt_perfmap *m, const char *p,
 			    nl - s <= PERFMAP_LINE_MAX;)
 			s = nl + 1;
 	if (s > p) {
-		lines = jt_perfmap_lines(p, s - p, &all);
 		m->offset += s - p;
-		m->stats.lines += all - lines;
-		m->stats.skipped += all - lines;
-		text_out(m, p, s - p, lines, time, pid, fn, ctx);
+		text_out(m, p, s - p, time, pid, fn, ctx);
 		return s;
 	}
 	/* A line this long is no symbol: drop it whole. */
@@ -486,14 +479,11 @@ static int held_line(struct jt_perfmap *m, uint64_t time, uint32_t pid,
 		parse_line(m, m->buf, m->len, time, pid, fn, ctx);
 		return 0;
 	}
-	if (!m->len) {
-		m->stats.lines++;
-		m->stats.skipped++;
+	if (!m->len)
 		return 0;
-	}
 	if (append((unsigned char **)&m->buf, &m->len, &m->cap, "\n", 1))
 		return -ENOMEM;
-	text_out(m, m->buf, m->len, 1, time, pid, fn, ctx);
+	text_out(m, m->buf, m->len, time, pid, fn, ctx);
 	return 0;
 }
 

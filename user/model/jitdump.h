@@ -21,8 +21,9 @@ enum jt_jit_op {
 	JT_JIT_UNLOAD, /* jittrace's JVMTI agent: the code at addr was freed */
 	/*
 	 * perf-map lines, not parsed yet (jt_perfmap.text): name holds
-	 * them, each ending in '\n', and size says how many. Parsed by
-	 * jt_perfmap_text_each once something needs them.
+	 * them, each ending in '\n'; in the stream's items, size says how
+	 * many are not empty. Parsed by jt_perfmap_text_each once something
+	 * needs them.
 	 */
 	JT_JIT_TEXT,
 };
@@ -111,7 +112,8 @@ struct jt_perfmap {
 	struct jt_jit_stats stats;
 	/*
 	 * Whole lines go out as TEXT, not parsed: as many as a piece holds
-	 * in one event, each with its '\n'. Most are never looked up (a
+	 * in one event, each with its '\n', not counted (size 0; stats
+	 * count only lines too long). Most are never looked up (a
 	 * short-lived process writes its perf-map and exits unsampled).
 	 */
 	bool text;

@@ -799,9 +799,7 @@ static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 					 .source = JT_SRC_PERFMAP };
 
 		cut = write_end(f, s, end, off, &j.time);
-		lines = cut == end && s == ev->name ?
-				ev->size :
-				jt_perfmap_lines(s, cut - s, &all);
+		lines = jt_perfmap_lines(s, cut - s, &all);
 		if (j.time)
 			f->src->timed_lines += lines;
 		else
