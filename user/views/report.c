@@ -382,6 +382,8 @@ static int group(struct report *r)
 	if (!r->rows)
 		return -1;
 	jt_hash_for_each(&r->groups, i) r->rows[r->n++] = r->groups.e[i].val;
+	/* The rows are listed: the table's memory goes to the sort's keys. */
+	jt_hash_free(&r->groups);
 	return jt_rows_order(r->rows, r->n, r->graph);
 }
 
@@ -680,8 +682,11 @@ int cmd_report(int argc, char **argv)
 		print_changed(&s, &p.syms);
 		jt_print_loss_footer(stdout, &s, &p);
 	}
+	/* Listed in rows once grouped, in the table until then. */
 	jt_hash_for_each(&r.groups, i) free_row(r.groups.e[i].val);
 	jt_hash_free(&r.groups);
+	for (i = 0; i < r.n; i++)
+		free_row(r.rows[i]);
 	free(r.rows);
 	jt_strtab_free(&r.strs);
 	jt_pipe_free(&p);

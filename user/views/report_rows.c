@@ -2,10 +2,11 @@
 /*
  * Sorting 200K rows by comparing the rows themselves, spread over the
  * heap, and then their names, missed the cache at each step: a fifth of
- * report's time. Each row gets a key in one array instead: its counts,
- * the rank of its (comm, pid, dso) among the rows', and its symbol's
- * first 16 bytes, compared as numbers. Only rows that tie on all of that
- * read their strings, and a merge sort reads the array in order.
+ * report's time. Each row gets a key of 32 bytes in one array instead:
+ * its count, the rank of its (comm, pid, dso) among the rows', and its
+ * symbol's first 12 bytes, compared as numbers. Only rows that tie on
+ * all of that read their strings (with -g, also rows of equal Children,
+ * for their own samples), and a merge sort reads the array in order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +15,10 @@
 #include "views/report_rows.h"
 
 struct key {
-	uint64_t c1, c2; /* most first */
-	uint64_t place;	 /* the rank of (comm, pid, dso) */
-	uint64_t pfx[2]; /* the symbol's first bytes, big-endian */
+	uint64_t count; /* most first: samples, or with -g Children */
+	uint64_t pfx;	/* the symbol's first 8 bytes, big-endian */
+	uint32_t place; /* the rank of (comm, pid, dso) */
+	uint32_t pfx2;	/* its next 4 */
 	struct row *w;
 };
 
@@ -46,46 +48,47 @@ static int row_cmp(const struct row *x, const struct row *y)
 	return name_cmp(x->dsym, y->dsym);
 }
 
-static int key_cmp(const struct key *a, const struct key *b)
+static int key_cmp(const struct key *a, const struct key *b, bool graph)
 {
-	if (a->c1 != b->c1)
-		return a->c1 > b->c1 ? -1 : 1;
-	if (a->c2 != b->c2)
-		return a->c2 > b->c2 ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	if (graph && a->w->samples != b->w->samples)
+		return a->w->samples > b->w->samples ? -1 : 1;
 	if (a->place != b->place)
 		return a->place < b->place ? -1 : 1;
-	if (a->pfx[0] != b->pfx[0])
-		return a->pfx[0] < b->pfx[0] ? -1 : 1;
-	if (a->pfx[1] != b->pfx[1])
-		return a->pfx[1] < b->pfx[1] ? -1 : 1;
+	if (a->pfx != b->pfx)
+		return a->pfx < b->pfx ? -1 : 1;
+	if (a->pfx2 != b->pfx2)
+		return a->pfx2 < b->pfx2 ? -1 : 1;
 	return row_cmp(a->w, b->w);
 }
 
 /* strcmp's order as numbers: bytes high first, zeros past the end. */
-static void prefix(const char *s, uint64_t pfx[2])
+static void prefix(const char *s, struct key *k)
 {
 	size_t i;
 
-	pfx[0] = pfx[1] = 0;
-	for (i = 0; s && s[i] && i < 16; i++)
-		pfx[i / 8] |= (uint64_t)(unsigned char)s[i]
-			      << (56 - 8 * (i % 8));
+	k->pfx = k->pfx2 = 0;
+	for (i = 0; s && s[i] && i < 8; i++)
+		k->pfx |= (uint64_t)(unsigned char)s[i] << (56 - 8 * i);
+	for (; s && s[i] && i < 12; i++)
+		k->pfx2 |= (uint32_t)(unsigned char)s[i] << (24 - 8 * (i - 8));
 }
 
-static void merge_sort(struct key *a, struct key *tmp, size_t n)
+static void merge_sort(struct key *a, struct key *tmp, size_t n, bool graph)
 {
 	size_t h = n / 2, i = 0, j = h, k = 0;
 
 	if (n < 2)
 		return;
-	merge_sort(a, tmp, h);
-	merge_sort(a + h, tmp, n - h);
-	if (key_cmp(&a[h - 1], &a[h]) <= 0)
+	merge_sort(a, tmp, h, graph);
+	merge_sort(a + h, tmp, n - h, graph);
+	if (key_cmp(&a[h - 1], &a[h], graph) <= 0)
 		return;
 	memcpy(tmp, a, h * sizeof(*a));
 	/* Stable: on a tie the left half's key goes first. */
 	while (i < h && j < n)
-		a[k++] = key_cmp(&a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+		a[k++] = key_cmp(&a[j], &tmp[i], graph) < 0 ? a[j++] : tmp[i++];
 	memcpy(a + k, tmp + i, (h - i) * sizeof(*a));
 }
 
@@ -191,15 +194,14 @@ int jt_rows_order(struct row **rows, size_t n, bool graph)
 	for (i = 0; i < n; i++) {
 		struct row *w = rows[i];
 
-		k[i] = (struct key){ .c1 = graph ? w->children : w->samples,
-				     .c2 = graph ? w->samples : 0,
+		k[i] = (struct key){ .count = graph ? w->children : w->samples,
 				     .w = w };
-		prefix(w->sym, k[i].pfx);
+		prefix(w->sym, &k[i]);
 	}
 	err = rank_places(k, n);
 	if (err)
 		goto out;
-	merge_sort(k, tmp, n);
+	merge_sort(k, tmp, n, graph);
 	for (i = 0; i < n; i++)
 		rows[i] = k[i].w;
 out:
