@@ -275,6 +275,15 @@ static void *chan_writer(void *arg)
 	return NULL;
 }
 
+/* A writer thread on a channel of max bytes, and its reader. */
+static void chan_start(struct jt_chan *c, size_t max, void *(*writer)(void *),
+		       pthread_t *t, struct jt_reader *r)
+{
+	assert_int_equal(jt_chan_init(c, max), 0);
+	assert_int_equal(pthread_create(t, NULL, writer, c), 0);
+	assert_int_equal(jt_reader_open_chan(r, c), 0);
+}
+
 /*
  * The agent's capture to its reader, through a channel of 64 KiB: every
  * record whole and in order, big ones too, while the writer waits on a
@@ -288,9 +297,7 @@ static void test_channel_round_trip(void **state)
 	pthread_t t;
 	uint32_t i = 0, id;
 
-	assert_int_equal(jt_chan_init(&c, 64 * 1024), 0);
-	assert_int_equal(pthread_create(&t, NULL, chan_writer, &c), 0);
-	assert_int_equal(jt_reader_open_chan(&r, &c), 0);
+	chan_start(&c, 64 * 1024, chan_writer, &t, &r);
 	while (jt_reader_next(&r, &rec) == 1) {
 		const unsigned char *p = rec.data;
 
@@ -332,9 +339,7 @@ static void test_channel_reader_gone(void **state)
 	struct jt_rec rec;
 	pthread_t t;
 
-	assert_int_equal(jt_chan_init(&c, 4096), 0);
-	assert_int_equal(pthread_create(&t, NULL, chan_flooder, &c), 0);
-	assert_int_equal(jt_reader_open_chan(&r, &c), 0);
+	chan_start(&c, 4096, chan_flooder, &t, &r);
 	assert_int_equal(jt_reader_next(&r, &rec), 1);
 	jt_reader_close(&r);
 	pthread_join(t, NULL);

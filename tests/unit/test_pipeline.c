@@ -78,6 +78,15 @@ static void write_churn(void)
 	jt_writer_close(&w);
 }
 
+static void run(struct jt_pipe *p, struct jt_stream *s,
+		const struct jt_pipe_ops *ops)
+{
+	char msg[256];
+
+	assert_int_equal(jt_stream_open(s, path, msg, sizeof(msg)), 0);
+	assert_int_equal(jt_pipe_run(p, s, ops), 0);
+}
+
 static void test_exited_processes_are_freed(void **state)
 {
 	struct seen seen = {};
@@ -86,11 +95,9 @@ static void test_exited_processes_are_freed(void **state)
 	};
 	struct jt_stream s;
 	struct jt_pipe p;
-	char msg[256];
 
 	write_churn();
-	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), 0);
-	assert_int_equal(jt_pipe_run(&p, &s, &ops), 0);
+	run(&p, &s, &ops);
 	assert_int_equal(seen.items, 2 * KIDS);
 	assert_int_equal(seen.exited, KIDS);
 	/* The parent, 3 live children, 10 dead for under JT_REAP_NS. */
@@ -166,11 +173,9 @@ static void test_procs_only_model_keeps_processes_not_maps(void **state)
 				   .keep_dead = true };
 	struct jt_stream s;
 	struct jt_pipe p;
-	char msg[256];
 
 	write_one_process();
-	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), 0);
-	assert_int_equal(jt_pipe_run(&p, &s, &ops), 0);
+	run(&p, &s, &ops);
 	/* Each region as it came: 0, 1, 2. */
 	assert_int_equal(seen, 0 + 1 + 2);
 	assert_int_equal(jt_aspace_count(jt_model_find(&p.m, 7)->as), 2);
@@ -179,8 +184,7 @@ static void test_procs_only_model_keeps_processes_not_maps(void **state)
 
 	ops.procs_only = true;
 	seen = 0;
-	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), 0);
-	assert_int_equal(jt_pipe_run(&p, &s, &ops), 0);
+	run(&p, &s, &ops);
 	assert_int_equal(seen, 3 * 100);
 	assert_true(p.m.procs_only);
 	assert_null(jt_model_find(&p.m, 7)->as);
