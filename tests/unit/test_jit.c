@@ -306,17 +306,15 @@ static void test_perfmap_line_count(void **state)
 
 	for (round = 0; round < 20000; round++) {
 		size_t len = rand_r(&seed) % sizeof(s), i;
-		uint64_t all = 0, ends = 0, got_all;
+		uint64_t ends = 0;
 		bool last = true;
 
 		for (i = 0; i < len; i++) {
 			s[i] = bytes[rand_r(&seed) % (sizeof(bytes) - 1)];
-			all += s[i] == '\n';
 			ends += s[i] == '\n' && !last;
 			last = s[i] == '\n';
 		}
-		assert_int_equal(jt_perfmap_lines(s, len, &got_all), ends);
-		assert_int_equal(got_all, all);
+		assert_int_equal(jt_perfmap_lines(s, len), ends);
 	}
 }
 

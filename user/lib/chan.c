@@ -63,7 +63,7 @@ void *jt_chan_buffer(struct jt_chan *c, size_t cap)
 	return data ? data : malloc(cap);
 }
 
-int jt_chan_take(struct jt_chan *c, void **data, size_t *len, size_t *cap)
+void jt_chan_take(struct jt_chan *c, void **data, size_t *len, size_t *cap)
 {
 	struct jt_chan_buf *b;
 
@@ -83,7 +83,6 @@ int jt_chan_take(struct jt_chan *c, void **data, size_t *len, size_t *cap)
 	*len = b ? b->len : 0;
 	*cap = b ? b->cap : 0;
 	free(b);
-	return 0;
 }
 
 /* One spare is enough: the writer takes it back at its next flush. */

@@ -42,10 +42,10 @@ int jt_chan_put(struct jt_chan *c, void *data, size_t len, size_t cap);
 /* A buffer of cap bytes for the writer: the reader's spare, or new. */
 void *jt_chan_buffer(struct jt_chan *c, size_t cap);
 /*
- * The next buffer, waiting for one; 0 with *data NULL at the end. The
+ * The next buffer, waiting for one; *data NULL at the end. The
  * reader owns it until it gives it back with jt_chan_recycle.
  */
-int jt_chan_take(struct jt_chan *c, void **data, size_t *len, size_t *cap);
+void jt_chan_take(struct jt_chan *c, void **data, size_t *len, size_t *cap);
 void jt_chan_recycle(struct jt_chan *c, void *data, size_t cap);
 /* Either side is done: the other sees the end, or -EPIPE. */
 void jt_chan_writer_done(struct jt_chan *c);

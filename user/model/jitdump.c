@@ -411,14 +411,14 @@ static void text_out(struct jt_perfmap *m, const char *s, size_t len,
 }
 
 /*
- * Lines that are not empty in len bytes of whole lines, and all of them
- * in *newlines, eight bytes a step: a line ends at a '\n' whose byte
- * before is not one (nor the start).
+ * Lines that are not empty in len bytes of whole lines, eight bytes a
+ * step: a line ends at a '\n' whose byte before is not one (nor the
+ * start).
  */
-uint64_t jt_perfmap_lines(const char *s, size_t len, uint64_t *newlines)
+uint64_t jt_perfmap_lines(const char *s, size_t len)
 {
 	const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7f * ones;
-	uint64_t full = 0, ends = 0, prev = 1ULL << 63, x, nl;
+	uint64_t ends = 0, prev = 1ULL << 63, x, nl;
 	size_t i = 0;
 	bool last;
 
@@ -427,17 +427,14 @@ uint64_t jt_perfmap_lines(const char *s, size_t len, uint64_t *newlines)
 		x = le64toh(x) ^ ('\n' * ones);
 		/* The top bit of each byte that was '\n'. */
 		nl = ~(((x & low7) + low7) | x) & ~low7;
-		full += ((nl >> 7) * ones) >> 56;
 		ends += (((nl & ~(nl << 8 | prev >> 56)) >> 7) * ones) >> 56;
 		prev = nl;
 	}
 	last = !i || (prev >> 63);
 	for (; i < len; i++) {
-		full += s[i] == '\n';
 		ends += s[i] == '\n' && !last;
 		last = s[i] == '\n';
 	}
-	*newlines = full;
 	return ends;
 }
 
@@ -479,8 +476,6 @@ static int held_line(struct jt_perfmap *m, uint64_t time, uint32_t pid,
 		parse_line(m, m->buf, m->len, time, pid, fn, ctx);
 		return 0;
 	}
-	if (!m->len)
-		return 0;
 	if (append((unsigned char **)&m->buf, &m->len, &m->cap, "\n", 1))
 		return -ENOMEM;
 	text_out(m, m->buf, m->len, time, pid, fn, ctx);

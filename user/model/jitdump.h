@@ -124,12 +124,12 @@ void jt_perfmap_init(struct jt_perfmap *m);
 int jt_perfmap_feed(struct jt_perfmap *m, const void *data, size_t len,
 		    uint64_t time, uint32_t pid, jt_jit_fn fn, void *ctx);
 void jt_perfmap_free(struct jt_perfmap *m);
+/* Lines not empty in len bytes of whole lines. */
+uint64_t jt_perfmap_lines(const char *s, size_t len);
 /*
  * The LOADs of len bytes of lines (a TEXT record's), a last line without
  * its '\n' included; returns how many lines were not symbols, or -ENOMEM.
  */
-/* Lines not empty in len bytes of whole lines; all lines in *newlines. */
-uint64_t jt_perfmap_lines(const char *s, size_t len, uint64_t *newlines);
 int jt_perfmap_text_each(const char *text, size_t len, uint64_t time,
 			 uint32_t pid, jt_jit_fn fn, void *ctx);
 

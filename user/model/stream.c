@@ -789,7 +789,7 @@ static const char *write_end(struct jit_feed *f, const char *s, const char *end,
 static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 {
 	const char *s = ev->name, *end = s + ev->name_len, *cut;
-	uint64_t off = ev->file_end - ev->name_len, lines, all;
+	uint64_t off = ev->file_end - ev->name_len, lines;
 	struct jt_jit_event one = *ev;
 
 	batch_flush(f);
@@ -799,7 +799,7 @@ static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 					 .source = JT_SRC_PERFMAP };
 
 		cut = write_end(f, s, end, off, &j.time);
-		lines = jt_perfmap_lines(s, cut - s, &all);
+		lines = jt_perfmap_lines(s, cut - s);
 		if (j.time)
 			f->src->timed_lines += lines;
 		else
@@ -807,7 +807,7 @@ static void on_text(struct jit_feed *f, const struct jt_jit_event *ev)
 		if (f->src->found == JT_FOUND_ATTACH &&
 		    j.time < f->src->found_ns)
 			j.time = f->src->found_ns;
-		j.size = one.size = lines;
+		j.size = lines;
 		one.name = s;
 		one.name_len = cut - s;
 		push(f->s, jit_item(f->s, &j, &one));
