@@ -209,6 +209,34 @@ def test_report_counts_match_script():
     assert abs(sum(r["percent"] for r in rep) - 100) < 0.1 and total == sum(counts.values())
 
 
+def _table(text, graph):
+    """The rows of report's text table, split into its columns."""
+    return [ln.split(None, 7 if graph else 6) for ln in text.splitlines()
+            if ln.strip() and not ln.startswith("#") and not ln.lstrip().startswith("|")]
+
+
+def test_report_text_rows_say_what_json_says():
+    # Each count's columns are formatted once for a run of rows with that
+    # count: every row must still print its own, with and without -g.
+    out, data = jitgen("reuse", 6, 1.0, perfmap=True, opts=("-g",))
+    for graph in ([], ["-g"]):
+        text = run([JT, "report", "-i", data] + graph).stdout
+        rep = json.loads(run([JT, "report", "-i", data, "--json"] + graph).stdout)
+        total = int(text.split("# Samples: ")[1].split()[0])
+        assert total == sum(r["samples"] for r in rep) and len(rep) >= 2
+        assert len({(r["samples"], r.get("children")) for r in rep}) >= 2, rep
+        want = []
+        for r in rep:
+            pid = f"{r['pid']}:{r['nspid']}" if "nspid" in r else str(r["pid"])
+            row = [f"{100.0 * r['children'] / total:.2f}%"] if graph else []
+            row += [f"{100.0 * r['samples'] / total:.2f}%", str(r["samples"]),
+                    r["comm"], pid, r["dso"], r["source"],
+                    r["sym"] + (" (retro)" if r["retro"] else "")]
+            assert abs(r["percent"] - 100.0 * r["samples"] / total) < 0.006, r
+            want.append(row)
+        assert _table(text, bool(graph)) == want
+
+
 def test_recording_is_self_contained():
     out, data = jitgen("reuse", 3, 0.6, perfmap=True)
     pid = int(out.split()[1])

@@ -51,7 +51,12 @@ const char *jt_tx(const char *s)
 
 	if (!s)
 		return NULL;
-	n = strlen(s);
+	/* Most names pass as they are: no copy for them. */
+	for (n = 0; u[n] >= 0x20 && u[n] < 0x7f && u[n] != '\\'; n++)
+		;
+	if (!u[n])
+		return s;
+	n += strlen(s + n);
 	if (t->cap < 4 * n + 1) {
 		nb = realloc(t->buf, 4 * n + 1);
 		if (!nb)

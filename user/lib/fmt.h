@@ -16,7 +16,8 @@ const char *jt_time_str(uint64_t ns, char buf[32]);
  * UTF-8 and the backslash itself written as \xNN and \\. Names come from
  * the traced processes; an ESC in one must not reach root's terminal, nor
  * a tab break a column. The result lives until JT_TX_SLOTS more calls on
- * this thread, so one printf may take several. NULL stays NULL.
+ * this thread, so one printf may take several; a string with nothing to
+ * escape is s itself. NULL stays NULL.
  */
 #define JT_TX_SLOTS 8
 const char *jt_tx(const char *s);

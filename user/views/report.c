@@ -60,6 +60,19 @@ struct path {
 #define CALLER_DEPTH 12
 #define CALLERS_SHOWN 5
 
+/* The columns of the last count printed, and the count. */
+struct count_cache {
+	uint64_t v;
+	bool valid;
+	char s[48];
+};
+
+/*
+ * Samples counted in batches: the table's slots and rows for all of a
+ * batch are fetched before any is read, so their cache misses overlap.
+ */
+#define ROW_BATCH 32
+
 struct report {
 	unsigned int keys;
 	uint32_t pid;
@@ -73,7 +86,11 @@ struct report {
 	struct jt_strtab strs;
 	const char *comm_last; /* the last sample's comm, interned */
 	struct jt_hash groups; /* of struct row */
-	struct row **rows;     /* the groups, most samples first */
+	struct row batch[ROW_BATCH];
+	uint64_t batch_hash[ROW_BATCH];
+	size_t nbatch;
+	struct count_cache cc_samples, cc_children;
+	struct row **rows; /* the groups, most samples first */
 	size_t n;
 	uint64_t total;
 };
@@ -194,13 +211,9 @@ static const char *comm_key(struct report *r, const char *comm)
 	return r->comm_last;
 }
 
-/* The row of k's group, made when new; NULL without memory. */
-static struct row *row_of(struct report *r, struct row *k)
+/* Keys left out of --sort do not split groups. */
+static void mask_keys(const struct report *r, struct row *k)
 {
-	struct row *w;
-	uint64_t h;
-
-	/* Keys left out of --sort do not split groups. */
 	if (!(r->keys & K_COMM))
 		k->comm = "-";
 	if (!(r->keys & K_PID))
@@ -211,8 +224,14 @@ static struct row *row_of(struct report *r, struct row *k)
 		k->sym = "-";
 	if (!(r->keys & K_DSYM))
 		k->dsym = "-";
-	h = row_hash(k);
-	w = jt_hash_find(&r->groups, h, row_eq, k);
+}
+
+/* The row of k's group, made when new; NULL without memory. */
+static struct row *row_find_add(struct report *r, const struct row *k,
+				uint64_t h)
+{
+	struct row *w = jt_hash_find(&r->groups, h, row_eq, k);
+
 	if (w)
 		return w;
 	w = malloc(sizeof(*w));
@@ -226,15 +245,51 @@ static struct row *row_of(struct report *r, struct row *k)
 	return w;
 }
 
-static int add(struct report *r, struct row *k)
+static struct row *row_of(struct report *r, struct row *k)
 {
-	struct row *w = row_of(r, k);
+	mask_keys(r, k);
+	return row_find_add(r, k, row_hash(k));
+}
 
-	if (!w)
-		return -1;
+static void count(struct row *w, const struct row *k)
+{
 	w->samples++;
 	w->retro += k->retro;
-	return 0;
+}
+
+static void flush_batch(struct report *r)
+{
+	struct row *w;
+	size_t i;
+
+	for (i = 0; i < r->nbatch; i++)
+		jt_hash_prefetch(&r->groups, r->batch_hash[i]);
+	for (i = 0; i < r->nbatch; i++)
+		jt_hash_prefetch_val(&r->groups, r->batch_hash[i]);
+	for (i = 0; i < r->nbatch; i++) {
+		w = row_find_add(r, &r->batch[i], r->batch_hash[i]);
+		if (w)
+			count(w, &r->batch[i]);
+	}
+	r->nbatch = 0;
+}
+
+/* A sample of k's group; -g counts at once, for its stack's rows. */
+static void add(struct report *r, struct row *k)
+{
+	struct row *w;
+
+	mask_keys(r, k);
+	if (r->graph) {
+		w = row_find_add(r, k, row_hash(k));
+		if (w)
+			count(w, k);
+		return;
+	}
+	r->batch_hash[r->nbatch] = row_hash(k);
+	r->batch[r->nbatch++] = *k;
+	if (r->nbatch == ROW_BATCH)
+		flush_batch(r);
 }
 
 static bool path_eq(const void *val, const void *key)
@@ -378,6 +433,7 @@ static int group(struct report *r)
 {
 	size_t i;
 
+	flush_batch(r);
 	r->rows = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*r->rows));
 	if (!r->rows)
 		return -1;
@@ -520,39 +576,86 @@ static void print_head(const struct report *r)
 	putchar('\n');
 }
 
-static void print_row(const struct report *r, const struct row *w)
+/* s in width columns, as printf's %-*s (left) or %*s does. */
+static void put_padded(const char *s, int width, bool left)
+{
+	size_t n = strlen(s);
+
+	if (!left)
+		for (; (int)n < width; width--)
+			putchar_unlocked(' ');
+	fwrite_unlocked(s, 1, n, stdout);
+	if (left)
+		for (; (int)n < width; n++)
+			putchar_unlocked(' ');
+}
+
+/*
+ * A count's columns, formatted once for every row that has it: rows come
+ * sorted by it, and 200K rows of a few counts each spent a tenth of the
+ * report in printf.
+ */
+static const char *count_cols(const struct report *r, uint64_t v, bool share,
+			      struct count_cache *c)
+{
+	if (!c->valid || c->v != v) {
+		if (share)
+			snprintf(c->s, sizeof(c->s), "  %7.2f%%",
+				 r->total ? 100.0 * v / r->total : 0);
+		else
+			snprintf(c->s, sizeof(c->s), "  %7.2f%% %9" PRIu64,
+				 r->total ? 100.0 * v / r->total : 0, v);
+		c->v = v;
+		c->valid = true;
+	}
+	return c->s;
+}
+
+static void print_row(struct report *r, const struct row *w)
 {
 	char pid[32];
 
 	if (r->graph)
-		printf("  %7.2f%%",
-		       r->total ? 100.0 * w->children / r->total : 0);
-	printf("  %7.2f%% %9" PRIu64,
-	       r->total ? 100.0 * w->samples / r->total : 0, w->samples);
-	if (r->keys & K_COMM)
-		printf("  %-16s", jt_tx(w->comm));
+		fputs_unlocked(
+			count_cols(r, w->children, true, &r->cc_children),
+			stdout);
+	fputs_unlocked(count_cols(r, w->samples, false, &r->cc_samples),
+		       stdout);
+	if (r->keys & K_COMM) {
+		fputs_unlocked("  ", stdout);
+		put_padded(jt_tx(w->comm), 16, true);
+	}
 	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
 	if (r->keys & K_PID) {
 		if (w->nspid)
 			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
 		else
 			snprintf(pid, sizeof(pid), "%u", w->pid);
-		printf(" %7s", pid);
+		putchar_unlocked(' ');
+		put_padded(pid, 7, false);
 	}
-	if (r->keys & K_DSO)
-		printf("  %-24s", jt_tx(w->dso));
-	printf("  %-8s", r->data ? jt_sharing_name(w->source) :
-				   jt_source_name(w->source));
-	if (r->keys & K_SYM)
-		printf(" %s%s", jt_tx(w->sym), w->retro ? " (retro)" : "");
-	else if (w->retro)
-		printf(" (retro)");
-	if (r->data && (r->keys & K_DSYM))
-		printf("  %s", jt_tx(w->dsym));
-	putchar('\n');
+	if (r->keys & K_DSO) {
+		fputs_unlocked("  ", stdout);
+		put_padded(jt_tx(w->dso), 24, true);
+	}
+	fputs_unlocked("  ", stdout);
+	put_padded(r->data ? jt_sharing_name(w->source) :
+			     jt_source_name(w->source),
+		   8, true);
+	if (r->keys & K_SYM) {
+		putchar_unlocked(' ');
+		fputs_unlocked(jt_tx(w->sym), stdout);
+	}
+	if (w->retro)
+		fputs_unlocked(" (retro)", stdout);
+	if (r->data && (r->keys & K_DSYM)) {
+		fputs_unlocked("  ", stdout);
+		fputs_unlocked(jt_tx(w->dsym), stdout);
+	}
+	putchar_unlocked('\n');
 }
 
-static void print_table(const struct report *r, const struct jt_stream *s,
+static void print_table(struct report *r, const struct jt_stream *s,
 			const struct jt_syms *y)
 {
 	size_t i;
