@@ -492,6 +492,31 @@ static void assert_scan(const struct jt_jittab *t, const uint64_t *at, size_t n,
 	assert_int_equal(f->end, at[2 * i + 1]);
 }
 
+/* Every boundary of the n functions, and a byte either side of it. */
+static void assert_boundaries(const struct jt_jittab *t, const uint64_t *at,
+			      size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * n; i++) {
+		assert_scan(t, at, n, at[i] - 1);
+		assert_scan(t, at, n, at[i]);
+		assert_scan(t, at, n, at[i] + 1);
+	}
+}
+
+/* Load a function of len bytes at start, noted in at[]; its end. */
+static uint64_t load_at(struct jt_jittab *t, uint64_t *at, size_t *n,
+			uint64_t start, uint64_t len)
+{
+	struct jt_jitsym s = sym(start, len, "f");
+
+	jt_jittab_load(t, &s);
+	at[2 * *n] = s.start;
+	at[2 * (*n)++ + 1] = s.end;
+	return s.end;
+}
+
 /*
  * Code in far-apart clusters (the lowest and highest addresses among
  * them) fills few buckets with many functions each; every boundary of
@@ -512,24 +537,15 @@ static void test_table_flat_copy_of_clusters(void **state)
 			if (rand_r(&seed) % 2)
 				continue;
 			a = bases[k];
-			for (i = rand_r(&seed) % 100; i > 0; i--) {
-				struct jt_jitsym s =
-					sym(a, 1 + rand_r(&seed) % 0x80, "f");
-
-				jt_jittab_load(&t, &s);
-				at[2 * n] = s.start;
-				at[2 * n++ + 1] = s.end;
-				a = s.end + rand_r(&seed) % 3 * 0x40;
-			}
+			for (i = rand_r(&seed) % 100; i > 0; i--)
+				a = load_at(&t, at, &n, a,
+					    1 + rand_r(&seed) % 0x80) +
+				    rand_r(&seed) % 3 * 0x40;
 		}
 		for (i = 0; i < 200; i++)
 			jt_jittab_find(&t, 0);
 		assert_int_equal(t.flat.valid, n > 0);
-		for (i = 0; n && i < 2 * n; i++) {
-			assert_scan(&t, at, n, at[i] - 1);
-			assert_scan(&t, at, n, at[i]);
-			assert_scan(&t, at, n, at[i] + 1);
-		}
+		assert_boundaries(&t, at, n);
 		for (i = 0; n && i < 1000; i++)
 			assert_scan(&t, at, n,
 				    ((uint64_t)rand_r(&seed) << 33) ^
@@ -539,12 +555,48 @@ static void test_table_flat_copy_of_clusters(void **state)
 	}
 }
 
+/*
+ * One table through many versions, grown in batches and cut down to a
+ * few functions: each version's flat copy, made in the arrays of the one
+ * before (grown, kept or cut), names every boundary as a scan does.
+ */
+static void test_table_flat_copy_kept_through_changes(void **state)
+{
+	static uint64_t at[2 * 4000];
+	struct jt_jittab t = {};
+	uint64_t next = 0x400000;
+	unsigned int seed = 7, round;
+	size_t n = 0, keep, i;
+
+	for (round = 0; round < 60; round++) {
+		if (round % 5 == 4) {
+			keep = rand_r(&seed) % 4;
+			if (keep < n) {
+				jt_jittab_cut(&t, at[2 * keep], next);
+				n = keep;
+			}
+		}
+		for (i = round % 5 == 4 ? 0 : 1 + rand_r(&seed) % 600;
+		     i > 0 && n < 4000; i--)
+			next = load_at(&t, at, &n, next,
+				       1 + rand_r(&seed) % 0x40) +
+			       rand_r(&seed) % 2 * 0x10;
+		assert_false(t.flat.valid);
+		for (i = 0; i < n / 8 + 16; i++)
+			jt_jittab_find(&t, 0);
+		assert_int_equal(t.flat.valid, n > 0);
+		assert_boundaries(&t, at, n);
+	}
+	jt_jittab_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_flat_copy_agrees),
 		cmocka_unit_test(test_table_flat_copy_of_every_size),
 		cmocka_unit_test(test_table_flat_copy_of_clusters),
+		cmocka_unit_test(test_table_flat_copy_kept_through_changes),
 		cmocka_unit_test(test_jitdump_both_byte_orders),
 		cmocka_unit_test(test_jitdump_arch_timestamps_have_no_time),
 		cmocka_unit_test(test_tsc_conversion),

@@ -521,6 +521,23 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
+ * A pop gives the item peeked at before it, when it gives one; the one
+ * peeked at after it is its source's next, never before it.
+ */
+static struct jt_item *pop_peeked(struct jt_ordered *o, uint64_t upto)
+{
+	const struct jt_item *next = jt_ordered_peek(o, false),
+			     *after = jt_ordered_peek(o, true);
+	struct jt_item *it = jt_ordered_pop(o, upto);
+
+	if (it)
+		assert_ptr_equal(it, next);
+	if (after)
+		assert_true(after->time >= next->time);
+	return it;
+}
+
+/*
  * The window against a sort: sources nearly in order with random
  * inversions, let out in waves behind a moving horizon and then all.
  */
@@ -546,15 +563,16 @@ static void test_window_matches_a_sort(void **state)
 		it->seq = i;
 		want[i] = it->time;
 		assert_int_equal(jt_ordered_push(&o, it, src), 0);
-		while (i % 100 == 99 && (it = jt_ordered_pop(&o, i * 50))) {
+		while (i % 100 == 99 && (it = pop_peeked(&o, i * 50))) {
 			got[n++] = it->key;
 			free(it);
 		}
 	}
-	while ((it = jt_ordered_pop(&o, UINT64_MAX))) {
+	while ((it = pop_peeked(&o, UINT64_MAX))) {
 		got[n++] = it->key;
 		free(it);
 	}
+	assert_null(jt_ordered_peek(&o, false));
 	assert_int_equal(n, N);
 	for (i = 1; i < N; i++)
 		assert_true(got[i - 1] <= got[i]);

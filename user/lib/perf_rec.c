@@ -164,6 +164,21 @@ static size_t id_size(uint64_t st)
 	return 8 * __builtin_popcountll(bits);
 }
 
+int jt_perf_sample_ip(const void *rec, size_t len, uint64_t st, uint64_t *ip,
+		      uint32_t *pid)
+{
+	const unsigned char *p =
+		(const unsigned char *)rec + sizeof(struct perf_event_header);
+	size_t skip = st & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
+
+	if (!(st & PERF_SAMPLE_IP) || !(st & PERF_SAMPLE_TID) ||
+	    len < sizeof(struct perf_event_header) + skip + 16)
+		return -EINVAL;
+	memcpy(ip, p + skip, sizeof(*ip));
+	memcpy(pid, p + skip + 8, sizeof(*pid));
+	return 0;
+}
+
 int jt_perf_sample_id(const void *rec, size_t len, uint64_t st,
 		      struct jt_sample_id *id)
 {

@@ -68,6 +68,9 @@ size_t jt_perf_sample_trim(void *rec, size_t len, uint64_t sample_type,
 /* Drop the stack copy altogether (size 0): the record's new length. */
 size_t jt_perf_sample_strip(void *rec, size_t len, uint64_t sample_type,
 			    uint64_t regs_mask);
+/* A sample's ip and pid, from its first fields alone: -EINVAL without. */
+int jt_perf_sample_ip(const void *rec, size_t len, uint64_t sample_type,
+		      uint64_t *ip, uint32_t *pid);
 int jt_perf_sample_id(const void *rec, size_t len, uint64_t sample_type,
 		      struct jt_sample_id *id);
 int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m);

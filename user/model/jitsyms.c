@@ -55,12 +55,15 @@ static void flat_free(struct jt_jitflat *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* Tables start zeroed; the ops are set on first change, which ends the
- * flat copy. */
+/*
+ * Tables start zeroed; the ops are set on first change, which ends the
+ * flat copy. Its arrays stay for the next: code loaded in batches while
+ * samples come made a copy per batch, and fresh pages for each.
+ */
 static struct jt_treap *tree(struct jt_jittab *t)
 {
-	if (t->flat.valid || t->flat.misses)
-		flat_free(&t->flat);
+	t->flat.valid = 0;
+	t->flat.misses = 0;
 	t->t.ops = t->counted ? &counted_ops : &sym_ops;
 	return &t->t;
 }
@@ -96,21 +99,35 @@ static void flat_buckets(struct jt_jitflat *f)
 	f->bucket[b] = f->n;
 }
 
+/* *p with room for n of size, grown or, once a quarter is used, cut. */
+static int room(void *p, size_t *cap, size_t n, size_t size)
+{
+	void *q, **pp = p;
+
+	if (n <= *cap && n >= *cap / 4)
+		return 0;
+	q = realloc(*pp, n * size);
+	if (!q)
+		return -ENOMEM;
+	*pp = q;
+	*cap = n;
+	return 0;
+}
+
 static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 {
 	size_t n = jt_treap_count(t);
 
 	if (!n)
 		return -ENOENT;
-	f->span = malloc(n * sizeof(*f->span));
-	f->sym = malloc(n * sizeof(*f->sym));
-	if (!f->span || !f->sym)
+	if (room(&f->span, &f->cap, n, sizeof(*f->span)) ||
+	    room(&f->sym, &f->sym_cap, n, sizeof(*f->sym)))
 		goto nomem;
+	f->n = 0;
 	jt_treap_walk(t->root, flat_add, f);
 	f->shift = flat_shift(f);
 	f->nb = ((f->span[n - 1].start - f->span[0].start) >> f->shift) + 1;
-	f->bucket = malloc((f->nb + 1) * sizeof(*f->bucket));
-	if (!f->bucket)
+	if (room(&f->bucket, &f->bcap, f->nb + 1, sizeof(*f->bucket)))
 		goto nomem;
 	flat_buckets(f);
 	f->valid = 1;
@@ -142,6 +159,29 @@ static ssize_t flat_find(const struct jt_jitflat *f, uint64_t addr)
 			hi = mid;
 	}
 	return lo && f->span[lo - 1].end > addr ? (ssize_t)lo - 1 : -1;
+}
+
+void jt_jittab_prefetch(const struct jt_jittab *t, uint64_t addr,
+			bool functions)
+{
+	const struct jt_jitflat *f = &t->flat;
+	uint64_t b;
+	uint32_t lo;
+
+	if (!f->valid || addr < f->span[0].start)
+		return;
+	b = (addr - f->span[0].start) >> f->shift;
+	if (b >= f->nb)
+		b = f->nb - 1;
+	if (!functions) {
+		__builtin_prefetch(&f->bucket[b]);
+		return;
+	}
+	lo = f->bucket[b];
+	/* Dense code: the function is the bucket's first or the one before. */
+	__builtin_prefetch(&f->span[lo]);
+	if (lo)
+		__builtin_prefetch(&f->span[lo - 1]);
 }
 
 /* The function holding addr, or NULL. */

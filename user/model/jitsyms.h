@@ -47,6 +47,10 @@ struct jt_jitflat {
 	size_t nb;
 	unsigned int shift;
 	size_t misses; /* lookups since the last change */
+	/* The arrays' room, kept from copy to copy. */
+	size_t cap;
+	size_t sym_cap;
+	size_t bcap;
 	int valid;
 };
 
@@ -71,6 +75,12 @@ struct jt_jitname {
 };
 
 /* jt_jittab_find's name and span alone, for naming each sample. */
+/*
+ * Warm the cache for a lookup of addr soon, in two steps a sample apart:
+ * the flat copy's bucket (!functions), then the functions it points at.
+ */
+void jt_jittab_prefetch(const struct jt_jittab *t, uint64_t addr,
+			bool functions);
 bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
 		    struct jt_jitname *out);
 /* Functions that overlap [start, end); the first of them. */

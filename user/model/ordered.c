@@ -146,6 +146,21 @@ int jt_ordered_push(struct jt_ordered *o, struct jt_item *it, size_t src)
 	return 0;
 }
 
+const struct jt_item *jt_ordered_peek(const struct jt_ordered *o, bool after)
+{
+	const struct jt_ordered_ent *a =
+		o->nheads ? head_of(o, o->heads[0]) : NULL;
+	const struct jt_ordered_ent *b = o->nside ? &o->side[0] : NULL;
+	const struct jt_ofifo *f;
+
+	if (!a || (b && before(b, a)))
+		return b && !after ? b->it : NULL;
+	if (!after)
+		return a->it;
+	f = &o->src[o->heads[0]];
+	return f->head + 1 < f->n ? f->q[f->head + 1].it : NULL;
+}
+
 struct jt_item *jt_ordered_pop(struct jt_ordered *o, uint64_t upto)
 {
 	const struct jt_ordered_ent *a =

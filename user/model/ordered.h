@@ -13,6 +13,7 @@
 #ifndef JT_ORDERED_H
 #define JT_ORDERED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,11 @@ struct jt_ordered {
 int jt_ordered_push(struct jt_ordered *o, struct jt_item *it, size_t src);
 /* The earliest item if its time is at most upto, else NULL; caller frees. */
 struct jt_item *jt_ordered_pop(struct jt_ordered *o, uint64_t upto);
+/*
+ * The item a pop would give next, were it due (after: the one after it
+ * in its source, most likely the one after that); NULL when none is held.
+ */
+const struct jt_item *jt_ordered_peek(const struct jt_ordered *o, bool after);
 void jt_ordered_free(struct jt_ordered *o);
 
 #endif

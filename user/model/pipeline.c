@@ -177,6 +177,9 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 		named = NULL;
 	} else {
 		apply(&p->ahead, it);
+		jt_syms_prefetch(&p->syms, &p->ahead,
+				 jt_stream_peek(p->s, false),
+				 jt_stream_peek(p->s, true));
 		named = jt_syms_sample(&p->syms, &p->ahead, it);
 		if (named)
 			it = drop_stack(p, it, named);

@@ -1159,6 +1159,11 @@ static uint64_t out_horizon(const struct jt_stream *s)
 	return h > JT_REORDER_NS ? h - JT_REORDER_NS : 0;
 }
 
+const struct jt_item *jt_stream_peek(const struct jt_stream *s, bool after)
+{
+	return jt_ordered_peek(&s->ord, after);
+}
+
 struct jt_item *jt_stream_next(struct jt_stream *s)
 {
 	struct jt_item *it;

@@ -251,6 +251,12 @@ int jt_stream_open_chan(struct jt_stream *s, struct jt_chan *c, char *msg,
 /* The next item in time order, the caller's until jt_stream_put; NULL at
  * the end. */
 struct jt_item *jt_stream_next(struct jt_stream *s);
+/*
+ * The item jt_stream_next will most likely give next (after: the one
+ * after it), already read: a hint to warm the cache with, as an earlier
+ * one may still come first. NULL when there is no guess.
+ */
+const struct jt_item *jt_stream_peek(const struct jt_stream *s, bool after);
 /* Done with it. */
 void jt_stream_put(struct jt_stream *s, struct jt_item *it);
 void jt_stream_free(struct jt_stream *s);

@@ -444,6 +444,34 @@ static void wait_all(struct jt_syms *y, struct jt_model *m, struct jt_named *n,
 	}
 }
 
+static void prefetch_one(struct jt_syms *y, struct jt_model *m,
+			 const struct jt_item *it, bool functions)
+{
+	const struct perf_event_header *h;
+	struct jt_proc *p;
+	uint64_t ip;
+	uint32_t pid;
+
+	if (!it || it->kind != JT_IT_PERF)
+		return;
+	h = it->data;
+	if (h->type != PERF_RECORD_SAMPLE || jt_perf_kernel_ip(h->misc) ||
+	    jt_perf_sample_ip(it->data, it->len, y->s->sample_type, &ip, &pid))
+		return;
+	p = jt_model_find(m, pid);
+	if (p) {
+		jt_jittab_prefetch(&p->jitdump, ip, functions);
+		jt_jittab_prefetch(&p->perfmap, ip, functions);
+	}
+}
+
+void jt_syms_prefetch(struct jt_syms *y, struct jt_model *m,
+		      const struct jt_item *next, const struct jt_item *later)
+{
+	prefetch_one(y, m, later, false);
+	prefetch_one(y, m, next, true);
+}
+
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it)
 {

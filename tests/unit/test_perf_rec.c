@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A sample's ip and pid read from its first fields, as the full parse. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/perf_event.h>
+#include "lib/perf_rec.h"
+
+static const uint64_t bits[] = {
+	PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_TIME,      PERF_SAMPLE_ADDR,
+	PERF_SAMPLE_ID,		PERF_SAMPLE_CPU,       PERF_SAMPLE_PERIOD,
+	PERF_SAMPLE_CALLCHAIN,	PERF_SAMPLE_STREAM_ID,
+};
+
+/* A sample of sample_type st, its fields in the order perf writes them. */
+static size_t sample(unsigned char *b, uint64_t st, uint64_t ip, uint32_t pid,
+		     unsigned int *seed)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+	uint64_t w[16], nr = rand_r(seed) % 4, i;
+	size_t n = 0;
+
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		w[n++] = 77;
+	if (st & PERF_SAMPLE_IP)
+		w[n++] = ip;
+	if (st & PERF_SAMPLE_TID)
+		w[n++] = ((uint64_t)(pid + 1) << 32) | pid;
+	if (st & PERF_SAMPLE_TIME)
+		w[n++] = 1000;
+	if (st & PERF_SAMPLE_ADDR)
+		w[n++] = 0xdead;
+	if (st & PERF_SAMPLE_ID)
+		w[n++] = 77;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		w[n++] = 78;
+	if (st & PERF_SAMPLE_CPU)
+		w[n++] = 1;
+	if (st & PERF_SAMPLE_PERIOD)
+		w[n++] = 1;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		w[n++] = nr;
+		for (i = 0; i < nr; i++)
+			w[n++] = ip + i;
+	}
+	h.size = sizeof(h) + n * 8;
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), w, n * 8);
+	return h.size;
+}
+
+static void test_sample_ip_is_the_parsed_one(void **state)
+{
+	unsigned int seed = 11, round;
+	unsigned char rec[256];
+
+	for (round = 0; round < 5000; round++) {
+		uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID, ip, want_ip;
+		uint32_t pid, want_pid = rand_r(&seed);
+		struct jt_sample s;
+		size_t len, cut, i;
+
+		for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+			if (rand_r(&seed) % 2)
+				st |= bits[i];
+		want_ip = ((uint64_t)rand_r(&seed) << 32) | rand_r(&seed);
+		len = sample(rec, st, want_ip, want_pid, &seed);
+		assert_int_equal(jt_perf_sample(rec, len, st, &s), 0);
+		assert_int_equal(jt_perf_sample_ip(rec, len, st, &ip, &pid), 0);
+		assert_int_equal(ip, s.ip);
+		assert_int_equal(ip, want_ip);
+		assert_int_equal(pid, s.pid);
+		assert_int_equal(pid, want_pid);
+		/* Cut short of its pid: refused, never read past the end. */
+		cut = sizeof(struct perf_event_header) + 16 +
+		      (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
+		assert_int_equal(jt_perf_sample_ip(rec, cut - 1, st, &ip, &pid),
+				 -EINVAL);
+		assert_int_equal(jt_perf_sample_ip(rec, cut, st, &ip, &pid), 0);
+	}
+}
+
+/* Without an ip or a pid in the sample there is nothing to read. */
+static void test_sample_ip_needs_ip_and_tid(void **state)
+{
+	unsigned int seed = 3;
+	unsigned char rec[256];
+	uint64_t ip;
+	uint32_t pid;
+	size_t len;
+
+	len = sample(rec, PERF_SAMPLE_IP | PERF_SAMPLE_TIME, 1, 2, &seed);
+	assert_int_equal(jt_perf_sample_ip(rec, len,
+					   PERF_SAMPLE_IP | PERF_SAMPLE_TIME,
+					   &ip, &pid),
+			 -EINVAL);
+	len = sample(rec, PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 1, 2, &seed);
+	assert_int_equal(jt_perf_sample_ip(rec, len,
+					   PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+					   &ip, &pid),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample_ip_is_the_parsed_one),
+		cmocka_unit_test(test_sample_ip_needs_ip_and_tid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
