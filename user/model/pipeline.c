@@ -177,9 +177,11 @@ static int step(struct jt_pipe *p, struct jt_item *it)
 		named = NULL;
 	} else {
 		apply(&p->ahead, it);
-		jt_syms_prefetch(&p->syms, &p->ahead,
-				 jt_stream_peek(p->s, false),
-				 jt_stream_peek(p->s, true));
+		/* Samples come in runs: a sample warms its successors'. */
+		if (it->kind == JT_IT_PERF)
+			jt_syms_prefetch(&p->syms, &p->ahead,
+					 jt_stream_peek(p->s, false),
+					 jt_stream_peek(p->s, true));
 		named = jt_syms_sample(&p->syms, &p->ahead, it);
 		if (named)
 			it = drop_stack(p, it, named);
