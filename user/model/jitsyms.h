@@ -74,13 +74,13 @@ struct jt_jitname {
 	const char *name;
 };
 
-/* jt_jittab_find's name and span alone, for naming each sample. */
 /*
  * Warm the cache for a lookup of addr soon, in two steps a sample apart:
  * the flat copy's bucket (!functions), then the functions it points at.
  */
 void jt_jittab_prefetch(const struct jt_jittab *t, uint64_t addr,
 			bool functions);
+/* jt_jittab_find's name and span alone, for naming each sample. */
 bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
 		    struct jt_jitname *out);
 /* Functions that overlap [start, end); the first of them. */

@@ -114,15 +114,15 @@ struct jt_syms {
 };
 
 void jt_syms_init(struct jt_syms *y, struct jt_stream *s);
-/* Name the sample in it with m at its time: NULL when it is none. */
 /*
  * Samples to come: warm the cache for naming their leaves in m, so that
- * the misses overlap the work on the samples before them. The next
- * (next) gets its functions fetched, the one after it (later) the index
- * that points at them.
+ * the misses overlap the work on the samples before them. For next, the
+ * functions the flat copy's index points at; for later, the one after
+ * it, that index.
  */
 void jt_syms_prefetch(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_item *next, const struct jt_item *later);
+/* Name the sample in it with m at its time: NULL when it is none. */
 struct jt_named *jt_syms_sample(struct jt_syms *y, struct jt_model *m,
 				const struct jt_item *it);
 /*
