@@ -61,18 +61,6 @@ static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
 #define JT_NAME_MASK 255
 #define EBUSY 16
 
-/* 0: only tgids in traced; 1: every process (-a). Set before load. */
-struct jt_config {
-	__u32 trace_all;
-	__u32 self_pid; /* the recorder itself, never traced under -a */
-	/*
-	 * Bumped after every change BPF makes to traced (a traced fork, a
-	 * traced exit): what the per-CPU scope caches were filled under.
-	 * Userspace changes traced only before the programs are attached.
-	 */
-	__u64 gen;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -92,10 +80,15 @@ struct {
 	__type(value, struct jt_config);
 } jt_cfg SEC(".maps") __weak;
 
-/* Events the ring refused, per CPU: summed and recorded by userspace. */
+/*
+ * Events the ring refused, a slot per CPU (CPUs past the last share one,
+ * so the add is atomic). Userspace sums them through a mapping of the
+ * array: a map read on every drain pass was a syscall per wakeup.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, JT_LOST_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps") __weak;
@@ -207,11 +200,11 @@ static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,
 
 static __always_inline void jt_count_lost(void)
 {
-	__u32 zero = 0;
-	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+	__u32 slot = bpf_get_smp_processor_id() & (JT_LOST_SLOTS - 1);
+	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
 
 	if (n)
-		(*n)++;
+		__sync_fetch_and_add(n, 1);
 }
 
 /*

@@ -11,6 +11,28 @@
 #include "common.bpf.h"
 
 /*
+ * Whether p resolves paths as the recorder does: the same mount
+ * namespace, and the same root mount and directory. A container, a
+ * chroot or a bind-mounted root differs in one of them.
+ */
+static __always_inline bool jt_sees_our_root(struct task_struct *p)
+{
+	__u32 zero = 0;
+	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+	struct vfsmount *mnt;
+	struct mount *m;
+
+	if (!cfg || !cfg->self_root_ino ||
+	    BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum) != cfg->self_mntns)
+		return false;
+	mnt = BPF_CORE_READ(p, fs, root.mnt);
+	m = container_of(mnt, struct mount, mnt);
+	return BPF_CORE_READ(m, mnt_id) == cfg->self_root_mnt &&
+	       BPF_CORE_READ(p, fs, root.dentry, d_inode, i_ino) ==
+		       cfg->self_root_ino;
+}
+
+/*
  * Emits the EXEC record of a traced process; returns its time, for the
  * snapshot that follows, or 0 when there is none to take.
  */
@@ -34,6 +56,8 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 	ev->path_len =
 		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);
 	ev->flags = JT_EXEC_EUID;
+	if (jt_sees_our_root(p))
+		ev->flags |= JT_EXEC_OUR_ROOT;
 	off = ev->path_len & (JT_PATH_MAX - 1);
 	euid = BPF_CORE_READ(p, cred, euid.val);
 	/* Byte stores: the trailer after the path need not be aligned. */

@@ -54,6 +54,32 @@ enum jt_hook {
 	JT_HOOK_MAX,
 };
 
+/* Slots of the BPF map that counts the events the ring refused. */
+#define JT_LOST_SLOTS 256
+
+/*
+ * The BPF programs' settings, one entry of jt_cfg. trace_all 0: only
+ * tgids in traced; 1: every process (-a). Set before load.
+ */
+struct jt_config {
+	__u32 trace_all;
+	__u32 self_pid; /* the recorder itself, never traced under -a */
+	/*
+	 * Bumped after every change BPF makes to traced (a traced fork, a
+	 * traced exit): what the per-CPU scope caches were filled under.
+	 * Userspace changes traced only before the programs are attached.
+	 */
+	__u64 gen;
+	/*
+	 * The recorder's mount namespace (inode) and root (mount id and
+	 * directory inode): a process with all three finds /tmp where the
+	 * recorder does (JT_EXEC_OUR_ROOT). 0: unknown, never matched.
+	 */
+	__u32 self_mntns;
+	__u32 self_root_mnt;
+	__u64 self_root_ino;
+};
+
 struct jt_hdr {
 	__u16 type;
 	__u16 size; /* whole record, header included */
@@ -151,6 +177,12 @@ enum jt_exec_flags {
 	 * identity once the exec committed it (a setuid binary's).
 	 */
 	JT_EXEC_EUID = 1 << 1,
+	/*
+	 * The process sees the recorder's mount namespace and root, so its
+	 * /tmp is the recorder's: it needs no stat through /proc/PID/root.
+	 * Says nothing of the recording once it is read back.
+	 */
+	JT_EXEC_OUR_ROOT = 1 << 2,
 };
 
 /* Followed by the JT_EV_VMA records of the new mm, with the same time. */

@@ -6,6 +6,7 @@ them nor read what that user could not."""
 import os
 import pwd
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,6 +156,62 @@ def test_a_containers_symlinked_tmp_stays_in_the_container():
     finally:
         proc.kill()
         proc.wait()
+
+
+def chroot_with(name, binary):
+    """A root holding binary at /, the libraries it loads, and a /tmp
+    anyone may write: a chroot in the host's own mount namespace."""
+    r = nobody_dir(name)
+    libs = re.findall(r"(/\S+) \(0x", run(["ldd", binary]).stdout)
+    for path in (binary, *libs):
+        dst = r + (path if path in libs else "/" + os.path.basename(path))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy(path, dst)
+    os.makedirs(os.path.join(r, "tmp"), exist_ok=True)
+    os.chmod(os.path.join(r, "tmp"), 0o1777)
+    return r
+
+
+def test_a_chroot_in_our_mount_namespace_has_its_own_tmp():
+    """A process chrooted in the recorder's own mount namespace writes its
+    perf-map in the chroot's /tmp. The recorder tells it from the host's
+    processes by root as well as by namespace, so it reads that file and
+    never the one nobody plants at the same name in the host's /tmp."""
+    from jt import WL, hx
+    root = chroot_with("chroot-tmp", os.path.join(WL, "jitgen"))
+    data = os.path.join(TMP, "chroot-tmp.data")
+    rec = start_attached(["-a", "--duration", "120", "-o", data])
+    gen = subprocess.Popen(["chroot", "--userspec=nobody:nogroup", root, "/jitgen",
+                            "adjacent", "4", "0.4", "-m", "-w", "1"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    decoy = f"/tmp/perf-{gen.pid}.map"
+    try:
+        head = []
+        while not head or head[-1] not in ("waiting\n", ""):
+            head.append(gen.stdout.readline())
+        run([*AS_USER, "sh", "-c", f"echo '0 ffffffffffff {MARKER}' > {decoy}"])
+        out, _ = gen.communicate("go\n", timeout=60)
+        out = "".join(head[:-1]) + out
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        for p in (gen, rec):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        os.unlink(decoy)
+    assert rec.returncode == 0, err
+    truth = [line.split() for line in out.splitlines() if line.startswith("load ")]
+    assert len(truth) == 4, out
+    funcs = {(int(a, 16), int(a, 16) + int(n, 16)): name for _, name, a, n, _ in truth}
+    samples = [e for e in script(data) if e["type"] == "sample" and e["pid"] == gen.pid
+               and any(lo <= hx(e["ip"]) < hi for lo, hi in funcs)]
+    assert samples, "no sample of the JIT functions"
+    for e in samples:
+        want = [n for (lo, hi), n in funcs.items() if lo <= hx(e["ip"]) < hi]
+        assert (e["source"], e["sym"]) == ("perfmap", want[0]), e
+    assert MARKER.encode() not in open(data, "rb").read()
+    print(f"    chroot: {len(samples)} JIT samples, each named from the chroot's /tmp")
 
 
 def test_audit_does_not_wait_on_a_fifo_perf_map():

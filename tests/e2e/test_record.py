@@ -7,6 +7,7 @@ import os
 import signal
 import struct
 import itertools
+import shutil
 import subprocess
 import time
 
@@ -630,3 +631,25 @@ def test_kernel_symbols_of_our_programs_are_the_kernels():
     assert len(live) >= 8, live
     assert live <= ours, sorted(live - ours)[:5]
     print(f"    {len(live)} symbols of our programs, as /proc/kallsyms lists them")
+
+
+def test_an_exec_on_our_root_costs_no_stat_of_its_tmp():
+    """BPF marks an exec that keeps the recorder's mount namespace and
+    root, so the recorder takes that process's /tmp for its own, with no
+    stat through /proc/PID/root (one per exec was a twentieth of the
+    agent's time under churn). A chroot's exec still gets one: the
+    chroot test checks that its perf-map is still found there."""
+    if not shutil.which("strace"):
+        raise Skip("strace is not installed")
+    log = os.path.join(TMP, "exec-stat.strace")
+    data = os.path.join(TMP, "exec-stat.data")
+    run(["strace", "-f", "-qq", "-e", "trace=%%stat", "-e", "signal=none", "-o", log,
+         JT, "record", "-o", data, "--user", USER, "--", "sh", "-c",
+         f"{WL}/spin 0.05; {WL}/spin 0.05"])
+    execs = [e["pid"] for e in script(data) if e["type"] == "exec"]
+    assert len(execs) == 3, execs
+    said = open(log).read()
+    # The recorder's own look at its namespace and root: strace saw it.
+    assert '"/proc/self/ns/mnt"' in said, said[:2000]
+    for pid in execs:
+        assert f"/proc/{pid}/root/tmp" not in said, pid

@@ -151,16 +151,23 @@ struct who {
 	uint32_t nspid; /* 0: not said */
 	bool euid_known;
 	uid_t euid;
-	pid_t parent; /* a fork's: the child has its /tmp; 0: none */
+	pid_t parent;  /* a fork's: the child has its /tmp; 0: none */
+	bool our_root; /* an exec's JT_EXEC_OUR_ROOT: our /tmp */
 };
 
-/* The parent's /tmp, which a child has until it execs: no stat. */
+/*
+ * The parent's /tmp, which a child has until it execs, or ours, which
+ * BPF saw the exec keep: no stat. A stat per exec was a twentieth of the
+ * agent's time under process churn.
+ */
 static uint64_t tmp_of_new(struct jt_jitfiles *j, pid_t pid,
 			   const struct who *w)
 {
 	const struct jt_jitproc *q = w->parent ? proc(j, w->parent) : NULL;
 	char num[16];
 
+	if (w->our_root && j->self_mntns)
+		return j->self_mntns;
 	if (q && q->mntns)
 		return q->mntns;
 	snprintf(num, sizeof(num), "%d", pid);
@@ -667,6 +674,7 @@ static void exec_track(struct jt_jitfiles *j, const struct jt_exec_event *ee,
 	struct who w = { .nspid = len >= sizeof(*ee) ? ee->nspid : 0 };
 
 	w.euid_known = jt_event_euid(&ee->h, len, &w.euid);
+	w.our_root = len >= sizeof(*ee) && (ee->flags & JT_EXEC_OUR_ROOT);
 	track(j, ee->h.pid, &w);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -25,12 +26,6 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define TRACEFS_MAGIC 0x74726163
 #define BPF_FS_MAGIC 0xcafe4a11
-
-struct jt_config {
-	__u32 trace_all;
-	__u32 self_pid;
-	__u64 gen;
-};
 
 const char *const jt_hook_names[JT_HOOK_MAX] = {
 	[JT_HOOK_MMAP] = "mmap",     [JT_HOOK_MPROTECT] = "mprotect",
@@ -839,10 +834,52 @@ static int report_refused(struct jt_probes *p, enum jt_tier_want want)
 	return -EPERM;
 }
 
+static size_t lost_bytes(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return (JT_LOST_SLOTS * sizeof(__u64) + page - 1) & ~(page - 1);
+}
+
+/* The lost counts, read on every drain pass without a syscall. */
+static int map_lost(struct jt_probes *p)
+{
+	void *m = mmap(NULL, lost_bytes(), PROT_READ, MAP_SHARED,
+		       bpf_map__fd(p->skel->maps.lost), 0);
+	int err = -errno;
+
+	if (m == MAP_FAILED) {
+		fprintf(stderr,
+			"jittrace: cannot map the BPF lost counts: %s\n",
+			strerror(-err));
+		return err;
+	}
+	p->lost = m;
+	return 0;
+}
+
+/*
+ * Our mount namespace and root, for BPF to mark the processes that find
+ * /tmp where we do. Left 0, never matched, where statx gives no mount id.
+ */
+static void self_root(struct jt_config *cfg)
+{
+	struct statx sx;
+	struct stat st;
+
+	if (stat("/proc/self/ns/mnt", &st) ||
+	    statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &sx) ||
+	    !(sx.stx_mask & STATX_MNT_ID))
+		return;
+	cfg->self_mntns = st.st_ino;
+	cfg->self_root_mnt = sx.stx_mnt_id;
+	cfg->self_root_ino = sx.stx_ino;
+}
+
 int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx)
 {
-	struct jt_config cfg = { trace_all, getpid(), 0 };
+	struct jt_config cfg = { .trace_all = trace_all, .self_pid = getpid() };
 	__u32 zero = 0;
 	int err;
 
@@ -867,12 +904,16 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 	err = load_exec_snap(p);
 	if (err)
 		return err;
+	self_root(&cfg);
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.jt_cfg), &zero,
 				  &cfg, BPF_ANY);
 	if (err)
 		return -errno;
 	/* Parsed, it is 6-7 MB: a quarter of the agent's quiet memory. */
 	jt_vmlinux_btf_release();
+	err = map_lost(p);
+	if (err)
+		return err;
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), fn, ctx,
 				 NULL);
 	return p->rb ? 0 : -errno;
@@ -907,15 +948,11 @@ int jt_probes_attach(struct jt_probes *p)
 
 uint64_t jt_probes_lost(struct jt_probes *p)
 {
-	int ncpu = libbpf_num_possible_cpus(), i;
-	__u64 vals[ncpu > 0 ? ncpu : 1], sum = 0;
-	__u32 zero = 0;
+	uint64_t sum = 0;
+	int i;
 
-	if (ncpu <= 0 ||
-	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.lost), &zero, vals))
-		return 0;
-	for (i = 0; i < ncpu; i++)
-		sum += vals[i];
+	for (i = 0; p->lost && i < JT_LOST_SLOTS; i++)
+		sum += p->lost[i];
 	return sum;
 }
 
@@ -1016,6 +1053,8 @@ void jt_probes_close(struct jt_probes *p)
 				JT_MAX_LINKS * 2 - n);
 	destroy_links(links, n);
 	exec_snap_bpf__destroy(p->snap);
+	if (p->lost)
+		munmap((void *)p->lost, lost_bytes());
 	jittrace_bpf__destroy(p->skel);
 	memset(p, 0, sizeof(*p));
 }

@@ -44,6 +44,7 @@ struct jt_probes {
 	unsigned char kskip[JT_HOOK_MAX];
 	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
 	int nlinks;
+	const volatile __u64 *lost; /* the lost map's slots, mapped */
 };
 
 extern const char *const jt_hook_names[JT_HOOK_MAX];
