@@ -279,13 +279,13 @@ static void add(struct report *r, struct row *k)
 {
 	struct row *w;
 
-	mask_keys(r, k);
 	if (r->graph) {
-		w = row_find_add(r, k, row_hash(k));
+		w = row_of(r, k);
 		if (w)
 			count(w, k);
 		return;
 	}
+	mask_keys(r, k);
 	r->batch_hash[r->nbatch] = row_hash(k);
 	r->batch[r->nbatch++] = *k;
 	if (r->nbatch == ROW_BATCH)
