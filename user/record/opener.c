@@ -19,16 +19,15 @@ struct jt_opener_worker {
 	bool done;
 	bool abandoned; /* the loop gave up on it: it frees itself */
 	bool quit;
+	const char *stall; /* JT_TEST_OPEN_STALL, read once */
 };
 
 /*
  * JT_TEST_OPEN_STALL=TEXT: an open of a path holding TEXT hangs, as one
  * on a dead FUSE mount would. Tests only; nothing else sets it.
  */
-static void stall_for_test(const struct jt_open_req *r)
+static void stall_for_test(const struct jt_open_req *r, const char *s)
 {
-	const char *s = getenv("JT_TEST_OPEN_STALL");
-
 	if (s && *s && strstr(r->path, s))
 		sleep(3600);
 }
@@ -46,11 +45,12 @@ static int by_path(const struct jt_open_req *r)
 	return fd;
 }
 
-static struct jt_open_res do_open(const struct jt_open_req *r)
+static struct jt_open_res do_open(const struct jt_open_req *r,
+				  const char *stall)
 {
 	struct jt_open_res res = { .fd = -ENOENT };
 
-	stall_for_test(r);
+	stall_for_test(r, stall);
 	if (r->end)
 		res.fd = jt_proc_open_mapped(r->pid, r->start, r->end);
 	if (res.fd < 0 && r->path[0])
@@ -80,7 +80,7 @@ static void *work(void *arg)
 		}
 		r = w->req;
 		pthread_mutex_unlock(&w->lock);
-		res = do_open(&r);
+		res = do_open(&r, w->stall);
 		pthread_mutex_lock(&w->lock);
 		w->has_req = false;
 		if (w->abandoned) {
@@ -110,6 +110,8 @@ static struct jt_opener_worker *worker_new(void)
 
 	if (!w)
 		return NULL;
+	/* getenv scans the environment: per open, it was 1% of the agent. */
+	w->stall = getenv("JT_TEST_OPEN_STALL");
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
