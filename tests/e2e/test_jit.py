@@ -383,3 +383,48 @@ def test_process_budgets_cut_and_count():
     assert f"{20000 - 4096} bytes not read" in rep, rep
     bad = run([JT, "record", "--max-process-writes", "-3", "--", "true"], check=False)
     assert bad.returncode == 2 and "--max-process-writes wants a whole number" in bad.stderr
+
+
+def holds_open(pid, path):
+    """Whether process pid has path open."""
+    fds = f"/proc/{pid}/fd"
+    for fd in os.listdir(fds):
+        try:
+            if os.readlink(os.path.join(fds, fd)) == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_perfmap_renamed_into_place_is_read_before_it_goes():
+    """A perf-map written under another name and renamed into place gets
+    no write event; the /tmp watch sees the rename, and the recorder
+    opens the file at once. The process removes it before it exits, so
+    only that open can have kept its lines."""
+    mark = "renamed_into_place_fn"
+    data = os.path.join(TMP, "renamed.data")
+    rec = start_attached(["-a", "--duration", "120", "-o", data])
+    sh = subprocess.Popen(
+        [*AS_USER, "sh", "-c",
+         f"printf '1000 10 {mark}\\n' > /tmp/perf-$$.map.tmp && "
+         "mv /tmp/perf-$$.map.tmp /tmp/perf-$$.map && read go; "
+         "rm /tmp/perf-$$.map"], stdin=subprocess.PIPE, text=True)
+    path = f"/tmp/perf-{sh.pid}.map"
+    try:
+        wait_for("the recorder to open the renamed perf-map",
+                 lambda: holds_open(rec.pid, path))
+        sh.communicate("go\n", timeout=60)
+        rec.send_signal(2)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        for p in (sh, rec):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if os.path.exists(path):
+            os.unlink(path)
+    assert rec.returncode == 0, err
+    assert sh.returncode == 0
+    assert not os.path.exists(path)
+    assert mark.encode() in open(data, "rb").read()
