@@ -149,6 +149,25 @@ def has_pmu():
     return "hardware PMU (cycles)      ok" in p.stdout
 
 
+def kill_left(*procs):
+    """On the way out of a test: end whichever of procs still runs."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def holds_open(pid, path):
+    """Whether process pid has path open."""
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def wait_for(what, cond, timeout=60):
     """Poll cond() until true: synchronise on an event, never on a sleep."""
     end = time.monotonic() + timeout

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 
-from jt import AS_USER, JT, ROOT, TMP, run, script, start_attached, wait_for
+from jt import AS_USER, JT, ROOT, TMP, holds_open, kill_left, run, script, start_attached, wait_for
 from test_safety import nobody_dir
 
 MARKER = "root_only_marker_7f3a"
@@ -59,12 +59,7 @@ def plant_while_stopped(mode, top, target=None, files=None):
         _, err = rec.communicate(timeout=60)
     finally:
         rec.send_signal(signal.SIGCONT)
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        kill_left(rec, p)
     assert rec.returncode == 0, err
     return rec.said_first + err, data, pid
 
@@ -195,10 +190,7 @@ def test_a_chroot_in_our_mount_namespace_has_its_own_tmp():
         rec.send_signal(signal.SIGINT)
         _, err = rec.communicate(timeout=60)
     finally:
-        for p in (gen, rec):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        kill_left(gen, rec)
         os.unlink(decoy)
     assert rec.returncode == 0, err
     truth = [line.split() for line in out.splitlines() if line.startswith("load ")]
@@ -254,9 +246,7 @@ def test_an_open_that_hangs_does_not_stall_the_recorder():
         rec.send_signal(signal.SIGINT)
         _, err = rec.communicate(timeout=60)
     finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
+        kill_left(rec)
     assert rec.returncode == 0, err
     for pid, d in zip(pids[:2], (stall, calm)):
         assert f"not reading {d}/jit-{pid}.dump of pid {pid}: Connection timed out" in err, err
@@ -335,27 +325,15 @@ def euid_switch(mode, marker):
         pid = int(said[1])
         path = f"/tmp/perf-{pid}.map"
         wait_for("the recorder to vet the perf-map",
-                 lambda: holds(rec.pid, path) or
+                 lambda: holds_open(rec.pid, path) or
                  any(f"not reading {path}" in line for line in err))
         rec.stdin.write("\n")
         rec.stdin.close()
         assert rec.wait(timeout=60) == 0, "".join(err)
     finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
+        kill_left(rec)
         reader.join()
     return "".join(err), data, pid
-
-
-def holds(pid, path):
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
-                return True
-        except OSError:
-            pass
-    return False
 
 
 def test_a_process_that_drops_root_keeps_its_perf_map():

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import time
 
-from jt import AS_USER, JT, TMP, USER, WL, hx, record, run, script, start_attached, wait_for
+from jt import (AS_USER, JT, TMP, USER, WL, holds_open, hx, kill_left, record, run, script,
+                start_attached, wait_for)
 
 CODE = 16
 
@@ -139,9 +140,7 @@ def test_perfmap_written_over_with_no_write_event():
         _, err = rec.communicate("\n", timeout=60)
         assert rec.returncode == 0, err
     finally:
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
+        kill_left(rec)
     names = [e["name"] for e in script(data)
              if e["type"] == "jit_load" and e["pid"] == pid]
     assert names == [f"first_version_{i}" for i in range(40)] + ["second_version"], names
@@ -385,18 +384,6 @@ def test_process_budgets_cut_and_count():
     assert bad.returncode == 2 and "--max-process-writes wants a whole number" in bad.stderr
 
 
-def holds_open(pid, path):
-    """Whether process pid has path open."""
-    fds = f"/proc/{pid}/fd"
-    for fd in os.listdir(fds):
-        try:
-            if os.readlink(os.path.join(fds, fd)) == path:
-                return True
-        except OSError:
-            pass
-    return False
-
-
 def test_perfmap_renamed_into_place_is_read_before_it_goes():
     """A perf-map written under another name and renamed into place gets
     no write event; the /tmp watch sees the rename, and the recorder
@@ -418,10 +405,7 @@ def test_perfmap_renamed_into_place_is_read_before_it_goes():
         rec.send_signal(2)
         _, err = rec.communicate(timeout=60)
     finally:
-        for p in (sh, rec):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        kill_left(sh, rec)
         if os.path.exists(path):
             os.unlink(path)
     assert rec.returncode == 0, err
