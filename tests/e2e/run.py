@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Run every test_* function of tests/e2e/test_*.py (test_last_* at the end); one line per test and
 a closing 'N passed, N failed, N skipped' line. Exit 1 on any failure."""
+import glob
 import importlib.util
 import os
 import sys
@@ -26,8 +27,24 @@ def tests():
     return sorted(found, key=lambda t: t[2].startswith("test_last_"))
 
 
+def sweep_perf_maps(since):
+    """Remove the perf-maps this run's processes left in /tmp once they
+    are gone. pids wrap within a run (pid_max 32768), and a file of one
+    user's at perf-N.map makes another user's process N fail to write its
+    own: CPython -Xperf run as root leaves a 0600 one."""
+    for path in glob.glob("/tmp/perf-*.map"):
+        pid = path[len("/tmp/perf-"):-len(".map")]
+        try:
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and \
+                    os.stat(path).st_mtime >= since:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
 def main(only):
     passed = failed = skipped = 0
+    start = time.time()
     for fname, mod, name in tests():
         if only and not any(o in name for o in only):
             continue
@@ -36,7 +53,10 @@ def main(only):
         try:
             if os.geteuid() != 0:
                 raise jt.Skip("needs root: loads BPF programs and perf events")
-            getattr(mod, name)()
+            try:
+                getattr(mod, name)()
+            finally:
+                sweep_perf_maps(start)
         except jt.Skip as e:
             skipped += 1
             print(f"SKIP {fname}:{name}: {e}", flush=True)

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
 	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
 	volatile char *f, *s, *a;
 	char path[64], c;
+	pid_t child;
 	FILE *map;
 
 	if (!g || fd < 0 || ftruncate(fd, 4096) || id < 0 || argc < 4)
@@ -68,7 +69,9 @@ int main(int argc, char **argv)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c = g[2 * 4096];
 	f[0] = s[0] = a[0] = a[4096] = 1;
-	if (fork() == 0) {
+	if ((child = fork()) == 0) {
+		/* Not the test's pipe: if we die first, it must see its end. */
+		close(STDOUT_FILENO);
 		pause();
 		_exit(0);
 	}
@@ -77,6 +80,11 @@ int main(int argc, char **argv)
 	a[4096] = 2;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
 	map = fopen(path, "w");
+	if (!map) {
+		perror(path);
+		kill(child, SIGKILL);
+		return 1;
+	}
 	fprintf(map, "%lx 10 first\n%lx 10 second\n10 10 nowhere\n",
 		(unsigned long)main, (unsigned long)main);
 	fclose(map);
