@@ -653,3 +653,49 @@ def test_an_exec_on_our_root_costs_no_stat_of_its_tmp():
     assert '"/proc/self/ns/mnt"' in said, said[:2000]
     for pid in execs:
         assert f"/proc/{pid}/root/tmp" not in said, pid
+
+
+TRACEFS = "/sys/kernel/tracing"
+
+
+def _in_own_mounts(setup, args):
+    """args, run in a private mount namespace once the shell's setup ran:
+    the host's mounts stay as they are."""
+    return run(["unshare", "-m", "--propagation", "private", "sh", "-ec",
+                setup + '; exec "$@"', "sh", *args], check=False)
+
+
+def test_record_mounts_tracefs_before_it_picks_tracepoints():
+    """Where tracefs is not mounted yet (a fresh boot), the recorder mounts
+    it before it asks which syscall tracepoints exist. Asked before, every
+    one looked missing, and the mmap calls went unrecorded with no word."""
+    data = os.path.join(TMP, "no-tracefs.data")
+    p = _in_own_mounts(
+        f"umount {TRACEFS} 2>/dev/null || true; ! mountpoint -q {TRACEFS}",
+        [JT, "record", "-o", data, "--tier", TIER or "auto", "--user", USER, "--",
+         os.path.join(WL, "mapops")])
+    assert p.returncode == 0, p.stderr
+    assert "0 events lost" in p.stderr
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    rows = maps(data, pid)
+    got = {(r["start"], r["end"], r["prot"]) for r in rows}
+    for s, e, prot in workload_lines(p.stdout, "want"):
+        assert (int(s, 16), int(e, 16), prot) in got, f"missing region {s}-{e} {prot}"
+    calls = {e["type"] for e in script(data) if e["pid"] == pid}
+    assert {"mmap", "mprotect", "munmap", "mremap", "brk"} <= calls, calls
+
+
+def test_a_missing_syscall_tracepoint_is_an_error():
+    """A kernel without the tracepoint a hook needs (no
+    CONFIG_FTRACE_SYSCALLS) gets a clear error, not a recording with no
+    mmap calls in it. An empty tmpfs over events/syscalls stands in."""
+    data = os.path.join(TMP, "no-syscall-tps.data")
+    p = _in_own_mounts(
+        f"mountpoint -q {TRACEFS} || mount -t tracefs nodev {TRACEFS}; "
+        f"mount -t tmpfs none {TRACEFS}/events/syscalls",
+        [JT, "record", "-o", data, "--tier", "tracepoint", "--user", USER, "--",
+         "true"])
+    assert p.returncode == 1, p.stderr
+    assert "the mmap hook needs the tracepoint syscalls/sys_exit_mmap, and this " \
+        "kernel has none" in p.stderr, p.stderr
+    assert not os.path.exists(data)

@@ -577,7 +577,12 @@ static bool tracepoint_missing(struct bpf_program *prog)
 	 * every event missing in tracefs's 0700 directory.
 	 */
 	snprintf(path, sizeof(path), TRACEFS "/events/%s", sec + 11);
-	return stat(path, &st) != 0 && errno == ENOENT;
+	/*
+	 * Unmounted, tracefs is an empty directory where every event looks
+	 * missing: keep the program, and let its attach fail out loud.
+	 */
+	return stat(path, &st) != 0 && errno == ENOENT &&
+	       fs_is(TRACEFS, TRACEFS_MAGIC);
 }
 
 static void set_autoload(struct bpf_object *obj, const char *fmt,
@@ -725,6 +730,28 @@ static void select_programs(struct jt_probes *p)
 	 */
 	if (strcmp(jt_kfn_target("do_mprotect_pkey"), "do_mprotect_pkey"))
 		p->skel->rodata->mprotect_no_pkey = 1;
+}
+
+/* A hook whose tracepoint this kernel lacks would record nothing. */
+static int check_tracepoints(const struct jt_probes *p)
+{
+	struct bpf_program *prog;
+	int h;
+
+	for (h = 0; h < JT_HOOK_MAX; h++) {
+		if (p->tier[h] != JT_TIER_TRACEPOINT || !hooks[h].tp[0])
+			continue;
+		prog = prog_named(p->skel->obj, "%s", hooks[h].tp[0]);
+		if (!prog || bpf_program__autoload(prog) ||
+		    strncmp(bpf_program__section_name(prog), "tracepoint/", 11))
+			continue;
+		fprintf(stderr,
+			"jittrace: the %s hook needs the tracepoint %s, and "
+			"this kernel has none (" TRACEFS "/events)\n",
+			jt_hook_names[h], bpf_program__section_name(prog) + 11);
+		return -ENOENT;
+	}
+	return 0;
 }
 
 void jt_probes_describe(const struct jt_probes *p, char *buf, size_t len)
@@ -890,13 +917,22 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 				"kernel built with CONFIG_DEBUG_INFO_BTF\n");
 		return -ENOTSUP;
 	}
+	/* Before select_programs asks tracefs which tracepoints exist. */
+	err = jt_ensure_tracefs();
+	if (err)
+		fprintf(stderr,
+			"jittrace: cannot mount tracefs on " TRACEFS ": %s\n",
+			strerror(-err));
 	if (jt_choose_tiers(p, want, cow))
 		return report_refused(p, want);
 	p->skel = open_object(p);
 	if (!p->skel)
 		return -errno;
 	select_programs(p);
-	err = bpf_map__set_max_entries(p->skel->maps.events, ring_bytes);
+	err = check_tracepoints(p);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.events,
+					       ring_bytes);
 	if (!err)
 		err = jittrace_bpf__load(p->skel);
 	if (err)
@@ -932,13 +968,8 @@ int jt_probes_trace(struct jt_probes *p, pid_t pid)
 
 int jt_probes_attach(struct jt_probes *p)
 {
-	int err = jt_ensure_tracefs();
+	int err = jittrace_bpf__attach(p->skel);
 
-	if (err)
-		fprintf(stderr,
-			"jittrace: cannot mount tracefs on " TRACEFS ": %s\n",
-			strerror(-err));
-	err = jittrace_bpf__attach(p->skel);
 	if (!err)
 		err = attach_kprobes(p);
 	if (!err && p->snap)
