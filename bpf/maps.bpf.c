@@ -95,8 +95,10 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 	/* Every process's calls come here: the scope test comes first. */
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (jt_syscall_args(jt_task_regs(jt_current()), a))
+	if (jt_syscall_args(jt_task_regs(jt_current()), a)) {
+		jt_count_lost(); /* a traced call we cannot report */
 		return 0;
+	}
 	if (nr == NR_MPROTECT)
 		a[3] = (__u64)-1; /* plain mprotect: no pkey */
 	return emit_call(ret, type, a, nargs);

@@ -61,8 +61,10 @@ int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 
 	if (ctx->ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (jt_syscall_args(jt_task_regs(t), a))
+	if (jt_syscall_args(jt_task_regs(t), a)) {
+		jt_count_lost();
 		return 0;
+	}
 	f = fd_file(t, a[0]);
 	return emit_write(f, f ? BPF_CORE_READ(f, f_pos) : 0, ctx->ret);
 }

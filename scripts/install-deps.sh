@@ -8,7 +8,7 @@ protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev libcurl4-openssl-dev \
 openjdk-17-jdk-headless"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go \
 	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick libc6-dbg \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user scdoc debhelper lintian \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user scdoc debhelper lintian \
 	man-db zsh chromium"
 # --arm64 (and --test, which cross-builds once): the cross compiler and
 # the arm64 -dev packages, from Debian's arm64 architecture.
@@ -16,7 +16,8 @@ arm64="libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libdw-dev:arm64 \
 libprotobuf-c-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64"
 case "${1:-}" in
 --arm64 | --test)
-	[ "${1:-}" = --arm64 ] && pkgs="$pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+	[ "${1:-}" = --arm64 ] && pkgs="$pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+		libstdc++-12-dev-arm64-cross"
 	pkgs="$pkgs $arm64"
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		[ "$(id -u)" = 0 ] || {
