@@ -259,6 +259,32 @@ def test_an_open_that_hangs_does_not_stall_the_recorder():
     assert named and all(e["sym"].startswith("adjacent_") for e in named), named[:3]
 
 
+def test_a_slow_read_of_a_root_library_cuts_no_user_off():
+    """A library of root's, read cold from a slow disk (a fresh machine's
+    first CPython under -g), may pass the bound: the recorder leaves that
+    read, but does not cut off the user whose process mapped it, so the
+    perf-map that process writes after is still read. (The slow read is
+    injected: JT_TEST_READ_SLOW makes it last 2 s against 250 ms.)"""
+    from jt import USER, WL
+    lib_dir = os.path.join(TMP, "slow-read-lib")
+    os.makedirs(lib_dir, exist_ok=True)
+    lib = os.path.join(lib_dir, "libjtdata.so")
+    shutil.copy(os.path.join(WL, "libjtdata.so"), lib)
+    mark = "after_a_slow_read_fn"
+    data = os.path.join(TMP, "slow-read.data")
+    p = run([JT, "record", "-o", data, "--user", USER, "--", "env", f"LD_PRELOAD={lib}",
+             "sh", "-c", f"echo $$; printf '1000 10 {mark}\\n' > /tmp/perf-$$.map"],
+            env={**os.environ, "JT_TEST_READ_SLOW": "slow-read-lib"}, check=False)
+    pid = int(p.stdout.split()[0])
+    if os.path.exists(f"/tmp/perf-{pid}.map"):
+        os.unlink(f"/tmp/perf-{pid}.map")
+    assert p.returncode == 0, p.stderr
+    assert "jittrace: 1 JIT file opens hung past 250 ms and were left; 0 more of " \
+        "the same users were not tried" in p.stderr, p.stderr
+    loads = [e["name"] for e in script(data) if e["type"] == "jit_load" and e["pid"] == pid]
+    assert loads == [mark], (loads, p.stderr)
+
+
 def test_a_pid_namespace_does_not_take_the_hosts_perf_map():
     """pid 1 of a new PID namespace that shares the host's /tmp, run as
     root: /tmp/perf-1.map is host pid 1's name, not its, unless it writes

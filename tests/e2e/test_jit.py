@@ -384,6 +384,22 @@ def test_process_budgets_cut_and_count():
     assert bad.returncode == 2 and "--max-process-writes wants a whole number" in bad.stderr
 
 
+def _last_go_then_stop(rec, sh, path, wait):
+    """wait() for the recorder, tell the perf-map writer sh its last go,
+    stop the recorder; both must end well, and sh's perf-map be gone."""
+    try:
+        wait()
+        sh.communicate("go\n", timeout=60)
+        rec.send_signal(2)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        kill_left(sh, rec)
+        if os.path.exists(path):
+            os.unlink(path)
+    assert rec.returncode == 0, err
+    assert sh.returncode == 0
+
+
 def test_perfmap_renamed_into_place_is_read_before_it_goes():
     """A perf-map written under another name and renamed into place gets
     no write event; the /tmp watch sees the rename, and the recorder
@@ -398,17 +414,58 @@ def test_perfmap_renamed_into_place_is_read_before_it_goes():
          "mv /tmp/perf-$$.map.tmp /tmp/perf-$$.map && read go; "
          "rm /tmp/perf-$$.map"], stdin=subprocess.PIPE, text=True)
     path = f"/tmp/perf-{sh.pid}.map"
-    try:
-        wait_for("the recorder to open the renamed perf-map",
-                 lambda: holds_open(rec.pid, path))
-        sh.communicate("go\n", timeout=60)
-        rec.send_signal(2)
-        _, err = rec.communicate(timeout=60)
-    finally:
-        kill_left(sh, rec)
-        if os.path.exists(path):
-            os.unlink(path)
-    assert rec.returncode == 0, err
-    assert sh.returncode == 0
+    _last_go_then_stop(rec, sh, path, lambda: wait_for(
+        "the recorder to open the renamed perf-map", lambda: holds_open(rec.pid, path)))
     assert not os.path.exists(path)
     assert mark.encode() in open(data, "rb").read()
+    # Read when the rename came, not at the 100 ms sweep or at the exit.
+    ev = script(data)
+    load = [e for e in ev if e["type"] == "jit_load" and e["pid"] == sh.pid]
+    gone = [e for e in ev if e["type"] == "exit" and e["pid"] == sh.pid]
+    assert [e["name"] for e in load] == [mark] and len(gone) == 1, (load, gone)
+    assert load[0]["time"] < gone[0]["time"], (load, gone)
+    # html kept copies of the process's tables past the pipeline's names,
+    # and crashed freeing them (a line read after its process's exit).
+    run([JT, "html", "-i", data, "-o", data + ".html"])
+
+
+def test_perfmap_replaced_by_rename_is_read_again():
+    """A runtime that writes its whole perf-map anew and renames it over
+    the old one: each version is another file under the same name, and no
+    write event leads to it. The recorder reads the old one out and opens
+    the new one, so both versions' lines are recorded, in order."""
+    first, second = "replaced_map_v1_fn", "replaced_map_v2_fn"
+    data = os.path.join(TMP, "replaced.data")
+    rec = start_attached(["-a", "--duration", "120", "-o", data])
+    put = "printf '1000 10 {}\\n' > /tmp/perf-$$.map.tmp && " \
+        "mv /tmp/perf-$$.map.tmp /tmp/perf-$$.map && read go"
+    sh = subprocess.Popen(
+        [*AS_USER, "sh", "-c",
+         f"{put.format(first)} && {put.format(second)}; rm /tmp/perf-$$.map"],
+        stdin=subprocess.PIPE, text=True)
+    path = f"/tmp/perf-{sh.pid}.map"
+
+    def replaced():
+        try:
+            return os.stat(path).st_ino != ino
+        except FileNotFoundError:
+            return False
+
+    def both_versions():
+        nonlocal ino
+        wait_for("the recorder to open the first version",
+                 lambda: holds_open(rec.pid, path))
+        ino = os.stat(path).st_ino
+        sh.stdin.write("go\n")
+        sh.stdin.flush()
+        wait_for("the second version to be renamed into place", replaced)
+        # The first one's descriptor now reads "... (deleted)".
+        wait_for("the recorder to open the second version",
+                 lambda: holds_open(rec.pid, path))
+    ino = None
+    _last_go_then_stop(rec, sh, path, both_versions)
+    loads = [e for e in script(data)
+             if e["type"] == "jit_load" and e["pid"] == sh.pid]
+    assert [(e["name"], e["addr"], e["size"]) for e in loads] == \
+        [(first, "0x1000", "0x10"), (second, "0x1000", "0x10")], loads
+    assert loads[0]["time"] < loads[1]["time"], loads

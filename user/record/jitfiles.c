@@ -432,28 +432,27 @@ static void marker_vma(struct jt_jitfiles *j, const struct jt_map_event *ev)
  * perf-<pid>.map, with the pid the process has in its own namespace, in
  * the /tmp it sees: a container's is reached through its root.
  */
-static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
+static void perfmap_path(const struct jt_jitproc *p, pid_t pid, char *path,
+			 size_t len)
 {
-	struct jt_jitproc *p = proc(j, pid);
+	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
+
+	if (p && p->own_tmp)
+		snprintf(path, len, "/proc/%d/root" PERFMAP_DIR "/perf-%u.map",
+			 pid, nspid);
+	else
+		snprintf(path, len, PERFMAP_DIR "/perf-%u.map", nspid);
+}
+
+static void open_perfmap_now(struct jt_jitfiles *j, struct jt_jitproc *p,
+			     pid_t pid, int found)
+{
 	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
 	struct jt_open_req r;
 	char path[96];
 	int fd;
 
-	/* Once per write event: the 1 KB request only when it opens. */
-	if (p && (p->perfmap_found || !by_name_ok(p)))
-		return;
-	if (find(j, pid, JT_JIT_PERFMAP)) {
-		if (p)
-			p->perfmap_found = true;
-		return;
-	}
-	if (p && p->own_tmp)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/root" PERFMAP_DIR "/perf-%u.map", pid,
-			 nspid);
-	else
-		snprintf(path, sizeof(path), PERFMAP_DIR "/perf-%u.map", nspid);
+	perfmap_path(p, pid, path, sizeof(path));
 	r = (struct jt_open_req){ .pid = pid,
 				  .uid = jt_jitfiles_owner(j, pid),
 				  .root_pid = root_of(j, pid) };
@@ -464,6 +463,21 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? fd : 0, path);
 	if (p)
 		p->perfmap_found = true;
+}
+
+static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
+{
+	struct jt_jitproc *p = proc(j, pid);
+
+	/* Once per write event: the 1 KB request only when it opens. */
+	if (p && (p->perfmap_found || !by_name_ok(p)))
+		return;
+	if (find(j, pid, JT_JIT_PERFMAP)) {
+		if (p)
+			p->perfmap_found = true;
+		return;
+	}
+	open_perfmap_now(j, p, pid, found);
 }
 
 /*
@@ -739,11 +753,44 @@ static uint32_t perfmap_nspid(const char *name)
 	return n <= UINT32_MAX && !strcmp(end, ".map") ? n : 0;
 }
 
+/*
+ * perf-NSPID.map made again where we have one open: a runtime that writes
+ * its whole map anew and renames it into place. The name holds another
+ * file now, which no write event of the old one will lead us to. Read
+ * the old one out and open the new one, a file of its own: its lines are
+ * timed by the writes that made it. A stat, not an open, tells the two
+ * apart: under process churn, most such events are for the file we
+ * opened a moment ago.
+ */
+static void perfmap_replaced(struct jt_jitfiles *j, struct jt_jitproc *p,
+			     struct jt_jitfile *f)
+{
+	pid_t pid = f->pid;
+	char path[96];
+	struct stat st;
+
+	if (f->fd < 0 || f->status)
+		return;
+	perfmap_path(p, pid, path, sizeof(path));
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) ||
+	    st.st_ino == f->ino)
+		return;
+	read_file(j, f);
+	if (f->capped)
+		cap_reached(j, f, "");
+	close(f->fd);
+	/* Gone from the table: a map renamed each second costs no memory. */
+	memmove(f, f + 1, (j->f + --j->n - f) * sizeof(*f));
+	open_perfmap_now(j, p, pid, JT_FOUND_LIVE);
+}
+
 /* perf-NSPID.map appeared in a /tmp we watch: whose is it? */
 static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 {
 	struct ns_key k = { j->self_mntns, nspid };
-	const struct jt_jitproc *p;
+	struct jt_jitfile *f;
+	struct jt_jitproc *p;
+	pid_t pid;
 	size_t i;
 
 	if (wd != j->tmp_wd) {
@@ -759,10 +806,20 @@ static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 	p = k.mntns ? jt_hash_find(&j->by_ns, ns_hash(k.mntns, nspid), ns_eq,
 				   &k) :
 		      NULL;
-	if (p)
-		open_perfmap(j, p->pid, JT_FOUND_LIVE);
-	else if (wd == j->tmp_wd && j->all)
-		open_perfmap(j, nspid, JT_FOUND_LIVE); /* not seen start */
+	pid = p ? p->pid : wd == j->tmp_wd && j->all ? (pid_t)nspid : 0;
+	f = pid && (!p || p->perfmap_found) ? find(j, pid, JT_JIT_PERFMAP) :
+					      NULL;
+	if (f)
+		perfmap_replaced(j, p, f);
+	else if (pid) /* without p: a process we have not seen start */
+		open_perfmap(j, pid, JT_FOUND_LIVE);
+	/*
+	 * A rename has no write event to have it read: read it on this
+	 * pass, not at the sweep or the exit, so its lines are timed when
+	 * they came.
+	 */
+	if (pid)
+		mark_written(j, pid);
 }
 
 static void drain_inotify(struct jt_jitfiles *j)

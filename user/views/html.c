@@ -97,6 +97,7 @@ static int gather(const struct html_opts *o, FILE *json)
 		html_data_finish(d, &p.m);
 		err = 0;
 	}
+	html_data_release(d);
 	if (d)
 		jt_pipe_free(&p);
 	jt_stream_free(&s);

@@ -646,6 +646,15 @@ void html_data_finish(struct html_data *d, struct jt_model *m)
 	}
 }
 
+void html_data_release(struct html_data *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	jt_hash_for_each(&d->procs, i) keep_state(d->procs.e[i].val, NULL);
+}
+
 static void flame_json(struct html_data *d, struct jt_json *j)
 {
 	size_t i;
@@ -753,9 +762,7 @@ void html_data_free(struct html_data *d)
 	{
 		struct hproc *hp = d->procs.e[i].val;
 
-		jt_aspace_put(hp->prev);
-		jt_jittab_free(&hp->pj[0]);
-		jt_jittab_free(&hp->pj[1]);
+		keep_state(hp, NULL);
 		free(hp);
 	}
 	jt_hash_free(&d->procs);

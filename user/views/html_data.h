@@ -40,6 +40,13 @@ void html_data_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 void html_data_exited(void *ctx, struct jt_model *m, struct jt_proc *p);
 /* After the pipeline: the processes still alive end at the last time. */
 void html_data_finish(struct html_data *d, struct jt_model *m);
+/*
+ * Drops what it keeps of each process's state: its copies of the JIT
+ * tables hold names the pipeline owns, so this comes before
+ * jt_pipe_free. A JIT item that comes after its process's exit (a
+ * perf-map read out at the end) copies them again.
+ */
+void html_data_release(struct html_data *d);
 /* The data as one JSON object, the next value of j; 0 or -errno. */
 int html_data_write(struct html_data *d, struct jt_json *j);
 void html_data_free(struct html_data *d);
