@@ -17,6 +17,8 @@
 #include "unwind/cfi.h"
 
 #define JT_OPEN_WAIT_MS 250
+/* A read of root's file on a local disk: slow, never a trap (opener.c) */
+#define JT_READ_WAIT_MS 5000
 #define JT_OPEN_STUCK_MAX 8 /* workers left behind, at most */
 #define JT_OPEN_UIDS_MAX 64 /* users whose opens hung */
 

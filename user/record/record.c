@@ -792,11 +792,11 @@ static void opener_report(const struct jt_opener *o)
 {
 	if (o->timed_out || o->refused)
 		fprintf(stderr,
-			"jittrace: %llu JIT file opens hung past %d ms and "
-			"were left; %llu more of the same users were not "
-			"tried\n",
+			"jittrace: %llu file opens hung past %d ms (reads of "
+			"root's files on a local disk: %d ms) and were left; "
+			"%llu more of the same users were not tried\n",
 			(unsigned long long)o->timed_out, JT_OPEN_WAIT_MS,
-			(unsigned long long)o->refused);
+			JT_READ_WAIT_MS, (unsigned long long)o->refused);
 }
 
 static void finish(struct recorder *r, int exit_status)
