@@ -55,6 +55,22 @@ def _keep(p, data):
         f.write(p.stdout)
 
 
+def unkeep():
+    """Drop the recording last kept for this test: a run made again, longer,
+    replaces it, so every tier keeps the same number to compare."""
+    n = _kept.get(CURRENT)
+    if not KEEP or n is None:
+        return
+    for ext in (".data", ".out"):
+        path = os.path.join(KEEP, f"{CURRENT}-{n}{ext}")
+        if os.path.exists(path):
+            os.unlink(path)
+    if n:
+        _kept[CURRENT] = n - 1
+    else:
+        del _kept[CURRENT]
+
+
 def record(cmd, opts=(), check=True, timeout=120):
     """jittrace record the command as an unprivileged user; returns (proc, data)."""
     data = os.path.join(TMP, f"rec{next(_seq)}.data")

@@ -21,6 +21,7 @@
 #define D_START 0x402000
 #define B_START 0x7000
 #define C_START 0x9000
+#define E_START 0x403000 /* an object's entry stub: CFI, but no FDE here */
 #define SP0 0x10000
 
 struct eh {
@@ -111,6 +112,11 @@ static void find(void *ctx, uint64_t pc, bool leaf, struct jt_uw_src *src)
 		src->how = JT_UW_CFI;
 		src->cfi = w->cfi;
 		src->bias = 0;
+	} else if (look >= E_START && look < E_START + 0x100) {
+		src->how = JT_UW_CFI;
+		src->cfi = w->cfi;
+		src->bias = 0;
+		src->entry = E_START;
 	} else if (look >= B_START && look < B_START + 0x100) {
 		src->how = JT_UW_FP;
 	} else if (look >= C_START && look < C_START + w->tramp.len) {
@@ -254,6 +260,31 @@ static void test_no_rule(void **state)
 	jt_cfi_free(w.cfi);
 }
 
+/*
+ * ld.so's _start has no FDE: a stack that returns into it, just past its
+ * call, ends there, complete. Past the stub, no FDE is no rule, as it
+ * was for every such stack before.
+ */
+static void test_entry_stub_is_the_outermost_frame(void **state)
+{
+	struct world w;
+	struct jt_uw_frame f[16];
+	enum jt_uw_end end;
+	int n;
+
+	setup_world(&w);
+	build(E_START + 8); /* mov %rsp,%rdi; call: returns to _start + 8 */
+	n = unwind(&w, sizeof(stack), f, &end);
+	assert_int_equal(end, JT_UW_END_COMPLETE);
+	assert_int_equal(n, 4);
+	assert_int_equal(f[3].pc, E_START + 8);
+	build(E_START + 0x80);
+	n = unwind(&w, sizeof(stack), f, &end);
+	assert_int_equal(end, JT_UW_END_NORULE);
+	assert_int_equal(n, 4);
+	jt_cfi_free(w.cfi);
+}
+
 static void test_trampoline_template(void **state)
 {
 	static const unsigned char unknown[] = { 0x48, 0x89, 0xc8, 0xc3 };
@@ -298,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_garbage_return_address),
 		cmocka_unit_test(test_stack_must_grow),
 		cmocka_unit_test(test_no_rule),
+		cmocka_unit_test(test_entry_stub_is_the_outermost_frame),
 		cmocka_unit_test(test_trampoline_template),
 		cmocka_unit_test(test_cfi_rejects_garbage),
 	};

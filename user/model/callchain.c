@@ -425,6 +425,7 @@ static void file_rule(struct uw_ctx *c, const struct jt_region *g,
 	src->how = JT_UW_CFI;
 	src->cfi = f->cfi;
 	src->bias = look - vaddr;
+	src->entry = f->entry ? f->entry + src->bias : 0;
 }
 
 static void find(void *ctx, uint64_t pc, bool leaf, struct jt_uw_src *src)

@@ -393,8 +393,11 @@ static void read_segments(struct jt_elffile *f, Elf *e)
 static void load_fd(struct jt_elffile *f, struct jt_strtab *strs, int fd)
 {
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
 
 	if (e && elf_kind(e) == ELF_K_ELF) {
+		if (gelf_getehdr(e, &eh))
+			f->entry = eh.e_entry;
 		read_segments(f, e);
 		read_symbols(f, e, strs);
 		f->ok = 1;

@@ -40,6 +40,7 @@ struct jt_elffile {
 	size_t nsegs;
 	unsigned char build_id[20];
 	size_t build_id_len;
+	uint64_t entry; /* e_entry: where the process starts, in ld.so's */
 	/* The unwinder's, loaded when a frame first needs them. */
 	struct jt_cfi *cfi;
 	struct jt_tramp *tramp; /* CPython's trampoline template, if any */

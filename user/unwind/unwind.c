@@ -44,6 +44,9 @@ static int rule_step(const struct jt_uw_stack *st, const struct jt_uw_rule *r,
 	return 1;
 }
 
+/* How far into its entry stub an object's first call returns, at most. */
+#define ENTRY_STUB 64
+
 static int step(const struct jt_uw_src *src, const struct jt_uw_stack *st,
 		const struct jt_uw_regs *in, uint64_t pc, bool leaf,
 		struct jt_uw_regs *out)
@@ -54,6 +57,13 @@ static int step(const struct jt_uw_src *src, const struct jt_uw_stack *st,
 	case JT_UW_CFI:
 		r = jt_cfi_step(src->cfi, (leaf ? pc : pc - 1) - src->bias, st,
 				in, out);
+		/*
+		 * No FDE at an object's entry stub, ld.so's _start (mov
+		 * %rsp,%rdi; call _dl_start): the first code the process ran,
+		 * called by no one. An executable's _start says so in its CFI.
+		 */
+		if (r == -1 && src->entry && pc - src->entry <= ENTRY_STUB)
+			return 0;
 		/*
 		 * Code no FDE covers in an object that has CFI: hand-written
 		 * or generated code (V8's embedded builtins) keeps frame

@@ -46,6 +46,7 @@ struct jt_uw_src {
 	struct jt_cfi *cfi;
 	uint64_t bias;
 	struct jt_uw_rule rule;
+	uint64_t entry; /* JT_UW_CFI: where the object's ELF entry is, or 0 */
 };
 
 /*
