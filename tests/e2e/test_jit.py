@@ -480,3 +480,49 @@ def test_perfmap_replaced_by_rename_is_read_again():
     assert [(e["name"], e["addr"], e["size"]) for e in loads] == \
         [(first, "0x1000", "0x10"), (second, "0x1000", "0x10")], loads
     assert loads[0]["time"] < loads[1]["time"], loads
+
+
+def _perfmaps_held(pid):
+    """The perf-maps process pid holds open, by the names they had."""
+    held = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/tmp/perf-"):
+            held.append(target)
+    return held
+
+
+def test_perfmaps_of_exited_processes_are_read_once_and_closed():
+    """Under process churn, a perf-map's creation can reach the recorder
+    after its process's exit, which already read the file out. Opened
+    again then, it was never closed (no exit would come), and its lines
+    were recorded a second time, after the exit."""
+    lines = 200
+    data = os.path.join(TMP, "churn.data")
+    rec = start_attached(["-a", "--duration", "120", "-o", data])
+    try:
+        out = run([*AS_USER, os.path.join(WL, "churn"), "100", "1", str(lines)]).stdout
+        made = int(out.split()[1])
+        # Every child is reaped and its map removed: the recorder holds
+        # none of them once it has seen their exits.
+        wait_for("the recorder to close the children's perf-maps",
+                 lambda: not _perfmaps_held(rec.pid), timeout=30)
+        rec.send_signal(2)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        kill_left(rec)
+    assert rec.returncode == 0, err
+    per_pid, exits = {}, {}
+    for e in script(data):
+        if e["type"] == "jit_load" and e["name"].startswith("churn_fn_"):
+            per_pid.setdefault(e["pid"], []).append(e)
+        elif e["type"] == "exit" and e["group"]:
+            exits[e["pid"]] = e["time"]
+    assert len(per_pid) == made, (len(per_pid), made)
+    want = sorted(f"churn_fn_{i}" for i in range(lines))
+    for pid, loads in per_pid.items():
+        assert sorted(e["name"] for e in loads) == want, (pid, len(loads))
+        assert max(e["time"] for e in loads) < exits[pid], pid

@@ -578,6 +578,33 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 	}
 }
 
+static bool gone_eq(const void *val, const void *key)
+{
+	return (pid_t)(uintptr_t)val == *(const pid_t *)key;
+}
+
+/*
+ * Under churn, a perf-map's creation can reach us after its process's
+ * exit, which read the file out: opened again then, it was never closed
+ * (no exit would come) and its lines were recorded twice. The inotify
+ * read follows the ring's in each pass, so an exit is kept for this
+ * pass and the next.
+ */
+static bool recently_gone(const struct jt_jitfiles *j, pid_t pid)
+{
+	uint64_t h = jt_hash_u64(pid);
+
+	return jt_hash_find(&j->gone[0], h, gone_eq, &pid) ||
+	       jt_hash_find(&j->gone[1], h, gone_eq, &pid);
+}
+
+static void gone_rotate(struct jt_jitfiles *j)
+{
+	jt_hash_free(&j->gone[1]);
+	j->gone[1] = j->gone[0];
+	j->gone[0] = (struct jt_hash){ 0 };
+}
+
 /*
  * Once the process has gone, what the file holds is all there will be:
  * read it out, then forget the process and its files.
@@ -585,6 +612,11 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 static void process_gone(struct jt_jitfiles *j, pid_t pid)
 {
 	size_t i, n = 0;
+
+	/* A pid is the hash's value itself: no allocation per exit. */
+	if (!recently_gone(j, pid))
+		jt_hash_add(&j->gone[0], jt_hash_u64(pid),
+			    (void *)(uintptr_t)pid);
 
 	open_perfmap(j, pid, JT_FOUND_LIVE);
 	for (i = 0; i < j->n; i++) {
@@ -807,6 +839,8 @@ static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 				   &k) :
 		      NULL;
 	pid = p ? p->pid : wd == j->tmp_wd && j->all ? (pid_t)nspid : 0;
+	if (!p && pid && recently_gone(j, pid))
+		return;
 	f = pid && (!p || p->perfmap_found) ? find(j, pid, JT_JIT_PERFMAP) :
 					      NULL;
 	if (f)
@@ -870,6 +904,7 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 			read_file(j, &j->f[i]);
 	if (sweep)
 		j->swept_ns = now;
+	gone_rotate(j);
 }
 
 size_t jt_jitfiles_accepted(const struct jt_jitfiles *j)
@@ -897,6 +932,8 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 		free(j->procs.e[i].val);
 	}
 	jt_hash_free(&j->procs);
+	jt_hash_free(&j->gone[0]);
+	jt_hash_free(&j->gone[1]);
 	free(j->buf);
 	memset(j, 0, sizeof(*j));
 }

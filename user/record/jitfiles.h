@@ -84,8 +84,9 @@ struct jt_jitfiles {
 	char *buf;
 	uint64_t refused;
 	uint64_t bytes;
-	uint64_t swept_ns; /* when every file was last read */
-	uint64_t passes;   /* jt_jitfiles_poll calls so far */
+	uint64_t swept_ns;	/* when every file was last read */
+	uint64_t passes;	/* jt_jitfiles_poll calls so far */
+	struct jt_hash gone[2]; /* pids whose exit this pass and the last saw */
 };
 
 int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
