@@ -4,8 +4,15 @@
 # usage: bench.sh BUILD_DIR
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+# As the VM suite does (run.py): a fresh machine has no qemu yet.
+if ! command -v qemu-system-x86_64 >/dev/null && [ "$(id -u)" = 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends qemu-system-x86 \
+		busybox-static xz-utils >/dev/null
+fi
 command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "bench-vm: qemu-system-x86_64 not installed: skipped"; exit 0; }
+	{ echo "bench-vm: SKIPPED LOUDLY: qemu-system-x86_64 not installed"; exit 0; }
 set -- $(grep -v '^#' "$here/kernels.txt" | head -1)
 dir=$build/vm/$1
 sh "$here/vm.sh" prepare "$2" "$dir" || exit 1

@@ -83,7 +83,7 @@ static void deliver(struct jt_pipe *p, struct jt_item *it,
 	else
 		deliver_one(p, it, named);
 	jt_model_reap(&p->m, it->time);
-	jt_named_free(named);
+	jt_named_put(&p->syms, named);
 	jt_stream_put(p->s, it);
 }
 
@@ -117,7 +117,7 @@ static void release(struct jt_pipe *p, uint64_t now, bool all)
 static int hold(struct jt_pipe *p, struct jt_item *it, struct jt_named *named)
 {
 	if (jt_reserve(&p->held, &p->cap, p->n + 1, sizeof(*p->held))) {
-		jt_named_free(named);
+		jt_named_put(&p->syms, named);
 		jt_stream_put(p->s, it);
 		return -ENOMEM;
 	}
@@ -237,7 +237,7 @@ void jt_pipe_free(struct jt_pipe *p)
 	size_t i;
 
 	for (i = p->head; i < p->n; i++) {
-		jt_named_free(p->held[i].named);
+		jt_named_put(&p->syms, p->held[i].named);
 		jt_stream_put(p->s, p->held[i].it);
 	}
 	free(p->held);

@@ -62,8 +62,9 @@ struct jt_named {
 	uint32_t npending;
 	struct jt_wait *waits;
 	uint32_t nwaits;
-	const struct jt_item *it; /* the sample, held while pending */
-	bool redo;		  /* queued to unwind again */
+	const struct jt_item *it;   /* the sample, held while pending */
+	bool redo;		    /* queued to unwind again */
+	struct jt_named *next_free; /* in jt_syms.pool */
 };
 
 struct jt_symstats {
@@ -110,6 +111,8 @@ struct jt_syms {
 	const char **changed; /* files whose build-id is not the recorded one */
 	size_t nchanged;
 	size_t changed_cap;
+	struct jt_named *pool; /* freed samples' structs, for the next ones */
+	size_t npool;
 	int err;
 };
 
@@ -146,7 +149,8 @@ void jt_syms_settle(struct jt_syms *y, struct jt_named *n);
 void jt_syms_exited(struct jt_syms *y, uint32_t pid);
 /* Count n, final, into the totals. */
 void jt_syms_count(struct jt_syms *y, const struct jt_named *n);
-void jt_named_free(struct jt_named *n);
+/* Done with n: its struct goes back to y's pool. */
+void jt_named_put(struct jt_syms *y, struct jt_named *n);
 /* A name for one frame: the symbol, else [dso], else [unknown]. */
 const char *jt_symres_name(const struct jt_symres *r, char *buf, size_t len);
 /* The recording's vdso CFI (the recorder's own vdso: the same kernel). */
