@@ -356,6 +356,64 @@ static __always_inline void jt_fill_vma(struct jt_vma *out,
 	out->pgoff = BPF_CORE_READ(vma, vm_pgoff);
 }
 
+#define JT_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Spans past these (the fields 168 and 72 bytes in on 6.1) read by field */
+#define JT_VMA_SPAN 192
+#define JT_INODE_SPAN 96
+
+/*
+ * A VMA's bounds, flags, offset and file, in one probe read of the span
+ * that holds them: the kernel tier's handlers get numbers, not BTF
+ * pointers, and a read per field was five helper calls per event (the
+ * private file page row of tests/vm/bench.sh). Where the span would not
+ * fit, field by field.
+ */
+static __always_inline struct file *jt_read_vma(struct jt_vma *out,
+						struct vm_area_struct *vma)
+{
+	__u32 o_start = bpf_core_field_offset(vma->vm_start);
+	__u32 o_end = bpf_core_field_offset(vma->vm_end);
+	__u32 o_flags = bpf_core_field_offset(vma->vm_flags);
+	__u32 o_pgoff = bpf_core_field_offset(vma->vm_pgoff);
+	__u32 o_file = bpf_core_field_offset(vma->vm_file);
+	__u32 span =
+		JT_MAX(JT_MAX(JT_MAX(o_start, o_end), JT_MAX(o_flags, o_pgoff)),
+		       o_file) +
+		8;
+	__u64 buf[JT_VMA_SPAN / 8];
+
+	if (span > sizeof(buf) || bpf_probe_read_kernel(buf, span, vma)) {
+		jt_fill_vma(out, vma);
+		return BPF_CORE_READ(vma, vm_file);
+	}
+	out->start = *(__u64 *)((char *)buf + o_start);
+	out->end = *(__u64 *)((char *)buf + o_end);
+	out->flags = *(__u64 *)((char *)buf + o_flags);
+	out->pgoff = *(__u64 *)((char *)buf + o_pgoff);
+	return *(struct file **)((char *)buf + o_file);
+}
+
+/* A file's device and inode: its inode's fields in one probe read. */
+static __always_inline void jt_read_file_id(struct file *f, __u64 *dev,
+					    __u64 *ino)
+{
+	struct inode *in = BPF_CORE_READ(f, f_inode);
+	__u32 o_sb = bpf_core_field_offset(in->i_sb);
+	__u32 o_ino = bpf_core_field_offset(in->i_ino);
+	__u32 span = JT_MAX(o_sb, o_ino) + 8;
+	__u64 buf[JT_INODE_SPAN / 8];
+	struct super_block *sb;
+
+	if (span > sizeof(buf) || bpf_probe_read_kernel(buf, span, in)) {
+		*dev = BPF_CORE_READ(in, i_sb, s_dev);
+		*ino = BPF_CORE_READ(in, i_ino);
+		return;
+	}
+	sb = *(struct super_block **)((char *)buf + o_sb);
+	*ino = *(__u64 *)((char *)buf + o_ino);
+	*dev = BPF_CORE_READ(sb, s_dev);
+}
+
 /* Fill the file identity and path of a map event from vma->vm_file. */
 static __always_inline __u32 jt_fill_file(struct jt_scratch *s,
 					  struct jt_map_event *ev,
@@ -567,7 +625,12 @@ static __always_inline bool in_execve(void)
 
 	if (!bpf_core_field_exists(t->in_execve))
 		return false;
+#ifdef JT_LEGACY
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
+#else
+	/* The task is a BTF pointer here: a plain load, no probe read. */
+	return BPF_CORE_READ_BITFIELD(t, in_execve);
+#endif
 }
 
 #endif /* JT_COMMON_BPF_H */

@@ -35,17 +35,16 @@ static __always_inline __u64 vmf_flags(struct vm_fault *vmf)
 	return BPF_CORE_READ(vmf, flags);
 }
 
-static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
+static __always_inline int emit_cow(struct vm_fault *vmf, __u64 fflags,
+				    bool present)
 {
 	struct vm_area_struct *vma = BPF_CORE_READ(vmf, vma);
-	__u64 fflags = vmf_flags(vmf);
 	struct jt_cow_event ev = {};
 	struct file *f;
 
-	jt_fill_vma(&ev.vma, vma);
+	f = jt_read_vma(&ev.vma, vma);
 	if (ev.vma.flags & VM_SHARED)
 		return 0; /* shared mappings are written in place */
-	f = BPF_CORE_READ(vma, vm_file);
 	if (!f && !present)
 		return 0; /* born private: no copy */
 	ev.kind = f ? (present ? JT_COW_FILE_WP : JT_COW_FILE_FIRST) :
@@ -54,10 +53,8 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 	ev.error_code = PF_WRITE | (present ? PF_PROT : 0);
 	if (fflags & FLAG(FAULT_FLAG_USER, 0x40))
 		ev.error_code |= PF_USER;
-	if (f) {
-		ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-		ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	}
+	if (f)
+		jt_read_file_id(f, &ev.dev, &ev.ino);
 	/*
 	 * The user instruction the task entered the kernel from: the write
 	 * itself, or the syscall whose copy_to_user faulted for it. In
@@ -74,9 +71,11 @@ static __always_inline int emit_cow(struct vm_fault *vmf, bool present)
 
 static __always_inline int on_do_wp_page(const struct kargs *k)
 {
+	struct vm_fault *vmf = (struct vm_fault *)k->a[0];
+
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	return emit_cow((struct vm_fault *)k->a[0], true);
+	return emit_cow(vmf, vmf_flags(vmf), true);
 }
 
 static __always_inline int on_do_fault(const struct kargs *k)
@@ -88,7 +87,7 @@ static __always_inline int on_do_fault(const struct kargs *k)
 		return 0;
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	return emit_cow(vmf, false);
+	return emit_cow(vmf, fflags, false);
 }
 
 JT_KENTRY(do_wp_page)

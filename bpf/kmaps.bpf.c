@@ -255,8 +255,7 @@ static __always_inline int on_perf_event_mmap(const struct kargs *k)
 
 	if (!c)
 		return 0;
-	jt_fill_vma(&c->vma, vma);
-	c->file = (__u64)BPF_CORE_READ(vma, vm_file);
+	c->file = (__u64)jt_read_vma(&c->vma, vma);
 	return 0;
 }
 
@@ -302,7 +301,7 @@ static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
 	if (!vma)
 		return 0;
-	jt_fill_vma(&v, (struct vm_area_struct *)vma);
+	jt_read_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
 	last = first + JT_PAGE_ALIGN(c->args[1]) - 1;
 	if (v.start <= first && first < v.end)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Overhead per call of jittrace record against perf record -d on the same
 # loops, in the same run. Each loop times itself; the minimum and the
-# median of RUNS (11) runs are reported, and for the calls loop the median
-# of each run's fastest block of 1,000 calls. usage: bench.sh BUILD_DIR
+# median of RUNS (11) runs are reported, and for the call and page loops the median
+# of each run's fastest block of 1,000 calls or pages. usage: bench.sh BUILD_DIR
 out=${1:-build}
 jt=$out/jittrace
 wl=$out/workloads/mmloop
@@ -42,7 +42,8 @@ bench() {
 	done
 	echo "$3"
 	stats="minimum:all median:all"
-	# The loop's fastest block of each run, as well (mmloop calls).
+	# The loop's fastest block of each run, as well (mmloop's calls
+	# and page loops).
 	[ -s "$tmp/none.best" ] && stats="$stats median:best"
 	for s in $stats; do
 		stat=${s%:*} f=${s#*:}

@@ -2,8 +2,10 @@
 # Runs inside the test VM: per-call overhead of each probe tier on the same
 # loops, runs interleaved so that drift hits all tiers alike; medians.
 # Under TCG every instruction is emulated, so only ratios mean anything;
-# the mmap loop counts each run's fastest block of 1,000 calls, since the
-# emulator's pace drifts within a run.
+# the mmap and page loops count each run's fastest block of 1,000 calls
+# or pages: the emulator's pace drifts within a run, and with both vCPUs
+# on one host thread, the tracer's own work on the other stops the loop
+# (a page loop whose hooks never fire still showed +3 us a page).
 # usage: bench-guest.sh BUILD RUNS
 build=$1 runs=${2:-5}
 wl=$build/workloads/mmloop

@@ -5,6 +5,7 @@
  *   mmloop callsfor SECONDS   the same for SECONDS of CPU time: a test
  *                             that needs samples, not a count of calls
  *   mmloop touch N   map N fresh pages, write one byte in each, unmap
+ *                    (and its fastest block of 1,000 pages)
  *   mmloop filetouch N   the same on a private mapping of a file: each
  *                        write copies a page (copy-on-write)
  *   mmloop getppid N   N cheap syscalls: what any task pays while
@@ -67,6 +68,8 @@ static int call_once(void)
 
 #define BLOCK 1000
 
+static double best_per_page;
+
 static int calls(long n, double t0, int gated)
 {
 	double best = 0, b0 = t0, t;
@@ -88,6 +91,28 @@ static int calls(long n, double t0, int gated)
 	if (gated)
 		wait_line();
 	return 0;
+}
+
+/*
+ * One byte written in each of n pages; the fastest block of BLOCK pages
+ * as well: under qemu TCG the other vCPU's work (the tracer's) stops this
+ * one, and a hook's cost is in every block.
+ */
+static void touch_pages(char *p, long n)
+{
+	double best = 0, b0 = now_ns(), t;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		p[i * 4096] = 1;
+		if ((i + 1) % BLOCK)
+			continue;
+		t = now_ns();
+		if (!best || t - b0 < best)
+			best = t - b0;
+		b0 = t;
+	}
+	best_per_page = best / BLOCK;
 }
 
 /* Calls until secs of CPU time are spent; prints how many. */
@@ -166,8 +191,7 @@ int main(int argc, char **argv)
 			 fd, 0);
 		if (p == MAP_FAILED)
 			return 1;
-		for (i = 0; i < n; i++)
-			p[i * 4096] = 1;
+		touch_pages(p, n);
 		munmap(p, n * 4096);
 	} else if (argc > 1 && !strcmp(argv[1], "getppid")) {
 		for (i = 0; i < n; i++)
@@ -177,13 +201,14 @@ int main(int argc, char **argv)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return 1;
-		for (i = 0; i < n; i++)
-			p[i * 4096] = 1;
+		touch_pages(p, n);
 		munmap(p, n * 4096);
 	} else {
 		return calls(n, t0, gated);
 	}
 	printf("ns_per_op %.1f\n", (now_ns() - t0) / n);
+	if (best_per_page)
+		printf("ns_per_op_best %.1f\n", best_per_page);
 	if (gated)
 		wait_line();
 	return 0;
