@@ -70,20 +70,28 @@ static int call_once(void)
 
 static double best_per_page;
 
+/* After op i: at the end of a block of BLOCK, keep the fastest block. */
+static void block_end(long i, double *b0, double *best)
+{
+	double t;
+
+	if ((i + 1) % BLOCK)
+		return;
+	t = now_ns();
+	if (!*best || t - *b0 < *best)
+		*best = t - *b0;
+	*b0 = t;
+}
+
 static int calls(long n, double t0, int gated)
 {
-	double best = 0, b0 = t0, t;
+	double best = 0, b0 = t0;
 	long i;
 
 	for (i = 0; i < n; i++) {
 		if (call_once())
 			return 1;
-		if ((i + 1) % BLOCK)
-			continue;
-		t = now_ns();
-		if (!best || t - b0 < best)
-			best = t - b0;
-		b0 = t;
+		block_end(i, &b0, &best);
 	}
 	printf("ns_per_op %.1f\n", (now_ns() - t0) / n);
 	if (best)
@@ -100,17 +108,12 @@ static int calls(long n, double t0, int gated)
  */
 static void touch_pages(char *p, long n)
 {
-	double best = 0, b0 = now_ns(), t;
+	double best = 0, b0 = now_ns();
 	long i;
 
 	for (i = 0; i < n; i++) {
 		p[i * 4096] = 1;
-		if ((i + 1) % BLOCK)
-			continue;
-		t = now_ns();
-		if (!best || t - b0 < best)
-			best = t - b0;
-		b0 = t;
+		block_end(i, &b0, &best);
 	}
 	best_per_page = best / BLOCK;
 }
