@@ -499,15 +499,18 @@ def test_perfmaps_of_exited_processes_are_read_once_and_closed():
     """Under process churn, a perf-map's creation can reach the recorder
     after its process's exit, which already read the file out. Opened
     again then, it was never closed (no exit would come), and its lines
-    were recorded a second time, after the exit."""
+    were recorded a second time, after the exit. The maps stay in /tmp
+    (churn's keep) so that each is there when a slow recorder reads it;
+    the runner removes them once their processes are gone."""
     lines = 200
     data = os.path.join(TMP, "churn.data")
     rec = start_attached(["-a", "--duration", "120", "-o", data])
     try:
-        out = run([*AS_USER, os.path.join(WL, "churn"), "100", "1", str(lines)]).stdout
+        out = run([*AS_USER, os.path.join(WL, "churn"), "100", "1", str(lines),
+                   "keep"]).stdout
         made = int(out.split()[1])
-        # Every child is reaped and its map removed: the recorder holds
-        # none of them once it has seen their exits.
+        # Every child is reaped: the recorder holds none of their maps
+        # once it has seen their exits.
         wait_for("the recorder to close the children's perf-maps",
                  lambda: not _perfmaps_held(rec.pid), timeout=30)
         rec.send_signal(2)

@@ -2,8 +2,9 @@
 /*
  * Process churn as a fleet sees it: RATE short-lived processes a second,
  * each execs, writes a LINES-line perf-map, runs a millisecond and exits;
- * the parent removes the map once it reaped the child.
- * usage: churn RATE SECONDS LINES | churn child LINES
+ * the parent removes the map once it reaped the child, unless told to
+ * keep it (a test that needs every map there when the tracer reads it).
+ * usage: churn RATE SECONDS LINES [keep] | churn child LINES
  */
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,8 @@ static int child(int lines)
 	return 0;
 }
 
+static int keep;
+
 static void reap(int flags)
 {
 	char path[64];
@@ -49,7 +52,8 @@ static void reap(int flags)
 
 	while ((pid = waitpid(-1, NULL, flags)) > 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		unlink(path);
+		if (!keep)
+			unlink(path);
 	}
 }
 
@@ -61,8 +65,9 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "child"))
 		return child(atoi(argv[2]));
-	if (argc != 4)
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "keep")))
 		return 2;
+	keep = argc == 5;
 	snprintf(lines, sizeof(lines), "%d", atoi(argv[3]));
 	start = now();
 	end = start + atof(argv[2]);
