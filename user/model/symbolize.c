@@ -445,9 +445,9 @@ static void wait_all(struct jt_syms *y, struct jt_model *m, struct jt_named *n,
 }
 
 /*
- * One struct per sample: a calloc and a free each were a twelfth of
- * report's instructions on a million samples. The pool is bounded, as
- * the stream's item pool is; past it they are freed.
+ * One struct per sample: a calloc and a free each were 7% of report's
+ * instructions on a million samples. The pool is bounded, as the
+ * stream's item pool is; past it they are freed.
  */
 #define NAMED_POOL_MAX 4096
 
