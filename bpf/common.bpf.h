@@ -421,8 +421,7 @@ static __always_inline __u32 jt_fill_file(struct jt_scratch *s,
 {
 	if (!f)
 		return 0;
-	ev->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	ev->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	jt_read_file_id(f, &ev->dev, &ev->ino);
 	return jt_file_path(s, f, ev->path, &ev->flags);
 }
 
@@ -437,8 +436,7 @@ vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_ctx *c = data;
 
-	jt_fill_vma(&c->vma, vma);
-	c->file = BPF_CORE_READ(vma, vm_file);
+	c->file = jt_read_vma(&c->vma, vma);
 	return 0;
 }
 #else

@@ -42,12 +42,8 @@ static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
 		if (!ev.kind)
 			return 0;
 		ev.vma = c.vma;
-		if (c.file) {
-			struct file *f = c.file;
-
-			ev.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-			ev.ino = BPF_CORE_READ(f, f_inode, i_ino);
-		}
+		if (c.file)
+			jt_read_file_id(c.file, &ev.dev, &ev.ino);
 	}
 	jt_fill_hdr(&ev.h, JT_EV_COW, sizeof(ev));
 	jt_emit(&ev, sizeof(ev));

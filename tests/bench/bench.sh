@@ -1,8 +1,9 @@
 #!/bin/sh
 # Overhead per call of jittrace record against perf record -d on the same
 # loops, in the same run. Each loop times itself; the minimum and the
-# median of RUNS (11) runs are reported, and for the call and page loops the median
-# of each run's fastest block of 1,000 calls or pages. usage: bench.sh BUILD_DIR
+# median of RUNS (11) runs are reported, and for the call and page loops
+# the median of each run's fastest block of 1,000 calls or pages.
+# usage: bench.sh BUILD_DIR
 out=${1:-build}
 jt=$out/jittrace
 wl=$out/workloads/mmloop

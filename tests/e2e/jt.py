@@ -173,15 +173,20 @@ def kill_left(*procs):
             p.wait()
 
 
-def holds_open(pid, path):
-    """Whether process pid has path open."""
+def open_paths(pid):
+    """The paths process pid has open, as /proc names them."""
+    paths = []
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
-                return True
+            paths.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
         except OSError:
             pass
-    return False
+    return paths
+
+
+def holds_open(pid, path):
+    """Whether process pid has path open."""
+    return path in open_paths(pid)
 
 
 def wait_for(what, cond, timeout=60):

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import time
 
-from jt import (AS_USER, JT, TMP, USER, WL, holds_open, hx, kill_left, record, run, script,
-                start_attached, unkeep, wait_for)
+from jt import (AS_USER, JT, TMP, USER, WL, holds_open, hx, kill_left, open_paths, record, run,
+                script, start_attached, unkeep, wait_for)
 
 CODE = 16
 
@@ -482,19 +482,6 @@ def test_perfmap_replaced_by_rename_is_read_again():
     assert loads[0]["time"] < loads[1]["time"], loads
 
 
-def _perfmaps_held(pid):
-    """The perf-maps process pid holds open, by the names they had."""
-    held = []
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("/tmp/perf-"):
-            held.append(target)
-    return held
-
-
 def test_perfmaps_of_exited_processes_are_read_once_and_closed():
     """Under process churn, a perf-map's creation can reach the recorder
     after its process's exit, which already read the file out. Opened
@@ -512,7 +499,8 @@ def test_perfmaps_of_exited_processes_are_read_once_and_closed():
         # Every child is reaped: the recorder holds none of their maps
         # once it has seen their exits.
         wait_for("the recorder to close the children's perf-maps",
-                 lambda: not _perfmaps_held(rec.pid), timeout=30)
+                 lambda: not [p for p in open_paths(rec.pid)
+                              if p.startswith("/tmp/perf-")], timeout=30)
         rec.send_signal(2)
         _, err = rec.communicate(timeout=60)
     finally:

@@ -68,8 +68,6 @@ static int call_once(void)
 
 #define BLOCK 1000
 
-static double best_per_page;
-
 /* After op i: at the end of a block of BLOCK, keep the fastest block. */
 static void block_end(long i, double *b0, double *best)
 {
@@ -102,11 +100,11 @@ static int calls(long n, double t0, int gated)
 }
 
 /*
- * One byte written in each of n pages; the fastest block of BLOCK pages
- * as well: under qemu TCG the other vCPU's work (the tracer's) stops this
- * one, and a hook's cost is in every block.
+ * One byte written in each of n pages; returns the fastest block of
+ * BLOCK pages, per page: under qemu TCG the other vCPU's work (the
+ * tracer's) stops this one, and a hook's cost is in every block.
  */
-static void touch_pages(char *p, long n)
+static double touch_pages(char *p, long n)
 {
 	double best = 0, b0 = now_ns();
 	long i;
@@ -115,7 +113,7 @@ static void touch_pages(char *p, long n)
 		p[i * 4096] = 1;
 		block_end(i, &b0, &best);
 	}
-	best_per_page = best / BLOCK;
+	return best / BLOCK;
 }
 
 /* Calls until secs of CPU time are spent; prints how many. */
@@ -162,7 +160,7 @@ int main(int argc, char **argv)
 	int gated = argc > 1 && !strcmp(argv[1], "gated");
 	long n, i;
 	int touch, filetouch;
-	double t0;
+	double t0, best = 0;
 	char *p;
 
 	argc -= gated;
@@ -194,7 +192,7 @@ int main(int argc, char **argv)
 			 fd, 0);
 		if (p == MAP_FAILED)
 			return 1;
-		touch_pages(p, n);
+		best = touch_pages(p, n);
 		munmap(p, n * 4096);
 	} else if (argc > 1 && !strcmp(argv[1], "getppid")) {
 		for (i = 0; i < n; i++)
@@ -204,14 +202,14 @@ int main(int argc, char **argv)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return 1;
-		touch_pages(p, n);
+		best = touch_pages(p, n);
 		munmap(p, n * 4096);
 	} else {
 		return calls(n, t0, gated);
 	}
 	printf("ns_per_op %.1f\n", (now_ns() - t0) / n);
-	if (best_per_page)
-		printf("ns_per_op_best %.1f\n", best_per_page);
+	if (best)
+		printf("ns_per_op_best %.1f\n", best);
 	if (gated)
 		wait_line();
 	return 0;
