@@ -431,12 +431,18 @@ struct vma_ctx {
 };
 
 #ifdef JT_LEGACY
+/*
+ * Field by field, not jt_read_vma: this is a subprogram under the exit
+ * handler's frame, and its span buffer took the pair past the 512-byte
+ * combined stack (5.10's verifier refused the object).
+ */
 static long __attribute__((unused))
 vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_ctx *c = data;
 
-	c->file = jt_read_vma(&c->vma, vma);
+	jt_fill_vma(&c->vma, vma);
+	c->file = BPF_CORE_READ(vma, vm_file);
 	return 0;
 }
 #else

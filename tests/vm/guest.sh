@@ -11,6 +11,8 @@ echo 0 >/proc/sys/kernel/randomize_va_space
 uname -r >"$res/uname-r"
 "$build/jittrace" doctor >"$res/doctor.txt" 2>&1
 echo $? >"$res/doctor.rc"
+# libbpf's and the verifier's messages, for a failure's report
+"$build/jittrace" doctor -v >"$res/doctor-v.txt" 2>&1
 for t in "$@"; do
 	rm -rf "${res:?}/$t" && mkdir -p "$res/$t" && chmod 755 "$res/$t"
 	start=$(cut -d' ' -f1 /proc/uptime)

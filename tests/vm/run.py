@@ -248,7 +248,22 @@ def check_doctor(name, res, tests):
                 assert tier == "NONE" and any(m in why for m in missing), (hook, why)
         report("ok", f"{name}:doctor", f"exit {rc}; missing: {', '.join(missing) or 'none'}")
     except (AssertionError, OSError, ValueError, AttributeError) as e:
-        report("FAIL", f"{name}:doctor", str(e)[-600:])
+        report("FAIL", f"{name}:doctor", str(e)[-600:] + verifier_said(res))
+
+
+def verifier_said(res):
+    """The end of the last program load log doctor -v kept: why the
+    kernel refused, in the CI log itself."""
+    try:
+        text = open(os.path.join(res, "doctor-v.txt"), errors="replace").read()
+    except OSError:
+        return ""
+    logs = re.findall(r"^(libbpf: prog '[^']+'): -- BEGIN PROG LOAD LOG --\n(.*?)"
+                      r"^-- END PROG LOAD LOG --", text, re.M | re.S)
+    if not logs:
+        return ""
+    prog, log = logs[-1]
+    return f"\n{prog}, the verifier's last words:\n" + "\n".join(log.splitlines()[-8:])
 
 
 def cross_build(name):
