@@ -17,7 +17,7 @@ import urllib.parse
 from agentlib import (agent, fetch_in_background, in_window, leaf_counts, need,
                       pprof_raw, pprofcheck, window_mono)
 from jt import AS_USER, JT, TMP, WL, record, run, script, wait_for
-from test_jit import runs
+from test_jit import UNREAD, runs
 
 # Within sampling noise: the agent and record sample the same run with
 # timers of their own, so a share p of n samples varies by sqrt(p(1-p)/n),
@@ -548,6 +548,32 @@ def test_agent_memory_stays_under_its_cap_with_a_huge_perfmap():
     peak = m["jittrace_agent_peak_rss_bytes"] / 2**20
     print(f"    peak RSS {peak:.0f} MB under --max-memory {cap_mb}; "
           f"{cut_mb:.0f} MB of perf-map not read, {gone:.0f} JIT records evicted")
+
+
+def test_agent_counts_writes_to_perfmaps_it_never_read():
+    """A process writes one perf-map in /tmp and one elsewhere: the
+    writes to the one the agent could not read are counted as lost, a
+    grace after the process exits; the other's are not."""
+    d = os.path.join(TMP, "agent-unread")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    key = 'jittrace_lost_total{cause="perfmap_unread"}'
+    with agent("-F", "19", "--window", "1") as a:
+        before = a.metrics()[key]
+        w = subprocess.run([*AS_USER, "python3", "-c", UNREAD, d],
+                           capture_output=True, text=True, timeout=60, check=True)
+        pid = int(w.stdout.split()[0])
+        wait_for("the unread writes to be counted",
+                 lambda: a.metrics()[key] - before >= 5, 30)
+        # Rounds after the grace: nothing more is counted for it.
+        n = a.metrics()["jittrace_windows_total"]
+        wait_for("two more windows", lambda: a.metrics()["jittrace_windows_total"] >= n + 2, 30)
+        got = a.metrics()[key] - before
+    try:
+        os.unlink(f"/tmp/perf-{pid}.map")
+    except FileNotFoundError:
+        pass
+    assert got == 5, got
 
 
 def scrape_while(cmd, seconds, freq="199"):

@@ -342,6 +342,44 @@ def test_refused_perfmap_is_recorded_and_said_once():
                     "Operation not permitted; 2000 writes to it ignored"], rows
 
 
+UNREAD = r'''
+import os, sys
+pid = os.getpid()
+print(pid, flush=True)
+# One map where perf reads it, and one elsewhere the recorder cannot find
+for path, n in ((f"/tmp/perf-{pid}.map", 3), (f"{sys.argv[1]}/perf-{pid}.map", 5)):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for i in range(n):
+        os.write(fd, b"%x 10 unread_fn_%d\n" % (0x1000 + 16 * i, i))
+    os.close(fd)
+'''
+
+
+def test_perfmap_written_but_never_read_is_counted_as_lost():
+    # Writes to a perf-map no source ever read (here one not in /tmp; in
+    # the wild, one its runtime removed before the recorder opened it):
+    # the names are lost, and every view's footer says how many writes.
+    d = os.path.join(TMP, "unread-maps")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    p, data = record(["python3", "-c", UNREAD, d])
+    pid = int(p.stdout.split()[0])
+    try:
+        os.unlink(f"/tmp/perf-{pid}.map")
+    except FileNotFoundError:
+        pass
+    names = [e["name"] for e in script(data)
+             if e["type"] == "jit_load" and e["pid"] == pid]
+    assert names == [f"unread_fn_{i}" for i in range(3)], names
+    want = ("# perf-maps written but never read (gone before the recorder "
+            f"opened them, or not in the /tmp perf reads): 1 file, 5 writes, pid {pid} "
+            "(5 writes), their names are lost")
+    for view in (["report"], ["maps"]):
+        out = run([JT, *view, "-i", data]).stdout
+        lines = [l for l in out.splitlines() if l.startswith("# perf-maps written")]
+        assert lines == [want], (view, lines)
+
+
 BIGMAP = r'''
 import os, sys
 path = f"/tmp/perf-{os.getpid()}.map"

@@ -71,6 +71,7 @@ struct jt_agent_metrics {
 	uint64_t jit_truncated_bytes;
 	uint64_t jit_evicted_procs;
 	uint64_t jit_evicted_syms;
+	uint64_t perfmap_unread_writes; /* to perf-maps never read */
 	uint64_t procs;
 	uint64_t regions;
 	uint64_t jit_syms;

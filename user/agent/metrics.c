@@ -80,6 +80,8 @@ static void capture(FILE *f, const struct jt_agent_metrics *m)
 		 m->late_samples);
 	labelled(f, "jittrace_lost_total", "cause", "jit_evicted",
 		 m->jit_evicted_syms);
+	labelled(f, "jittrace_lost_total", "cause", "perfmap_unread",
+		 m->perfmap_unread_writes);
 	/* Bytes apart from events: one sum of the two means nothing. */
 	head(f, "jittrace_lost_bytes_total", "counter",
 	     "Bytes of JIT files not read, by cause.");

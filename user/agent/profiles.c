@@ -336,6 +336,7 @@ static void on_round(void *ctx, uint64_t horizon)
 	a->horizon = horizon;
 	a->met.lost = c->s.lost;
 	a->met.perf_lost_records = c->s.perf_lost;
+	a->met.perfmap_unread_writes = c->s.unread_writes;
 	if (horizon > CUT_AFTER_NS)
 		reqs_to(c, horizon - CUT_AFTER_NS, false);
 	pthread_mutex_unlock(&a->lock);

@@ -18,6 +18,8 @@ struct jt_write_queue {
 	struct jt_jit_source *src;	 /* the file being read, if any */
 	struct jt_jit_source *refused;	 /* writes to it are only counted */
 	struct jt_write_queue *pid_next; /* the process's other files */
+	uint64_t written;		 /* write(2)s, since its pid began */
+	bool bound;			 /* a source ever took it */
 	struct jt_mapwrite *w;
 	size_t head;
 	size_t n;
@@ -344,9 +346,24 @@ static struct jt_write_queue *queue_of(struct jt_stream *s, uint32_t pid,
 	return q;
 }
 
+/* Writes no source took: the lines they made were never read. */
+static void count_unread(struct jt_stream *s, struct jt_write_queue *q)
+{
+	if (q->bound || !q->written)
+		return;
+	if (s->unread_maps < JT_UNREAD_SHOWN)
+		s->unread[s->unread_maps] =
+			(struct jt_unread_map){ q->pid, q->written };
+	s->unread_maps++;
+	s->unread_writes += q->written;
+	q->written = 0;
+}
+
 static void queue_free(struct jt_stream *s, struct jt_write_queue *q)
 {
 	struct file_key k = { q->pid, q->ino };
+
+	count_unread(s, q);
 
 	if (q->src)
 		q->src->writes = NULL;
@@ -470,6 +487,7 @@ static void bind_queue(struct jt_write_queue *q, struct jt_jit_source *src)
 {
 	struct jt_jit_source **slot = src->status ? &q->refused : &q->src;
 
+	q->bound = true;
 	if (*slot && *slot != src)
 		(*slot)->writes = NULL;
 	*slot = src;
@@ -542,8 +560,10 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 		return;
 	if (q->dead_ns && w->h.time > q->dead_ns) {
 		/* The pid is someone else's now: its writes start afresh. */
+		count_unread(s, q);
 		q->head = q->n = 0;
 		q->dead_ns = 0;
+		q->bound = false;
 		if (q->src)
 			q->src->writes = NULL;
 		if (q->refused)
@@ -554,6 +574,7 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 		q->refused->ignored_writes++;
 		return;
 	}
+	q->written++;
 	while (q->head < q->n &&
 	       q->w[q->head].time + STALE_WRITE_NS < w->h.time)
 		q->head++;
@@ -1164,6 +1185,19 @@ const struct jt_item *jt_stream_peek(const struct jt_stream *s, bool after)
 	return jt_ordered_peek(&s->ord, after);
 }
 
+/* Every source is in: the queues still unclaimed were never read. */
+static struct jt_item *unread_at_end(struct jt_stream *s)
+{
+	size_t i;
+
+	if (s->unread_tallied)
+		return NULL;
+	s->unread_tallied = true;
+	jt_hash_for_each(&s->write_queues, i)
+		count_unread(s, s->write_queues.e[i].val);
+	return NULL;
+}
+
 struct jt_item *jt_stream_next(struct jt_stream *s)
 {
 	struct jt_item *it;
@@ -1176,7 +1210,7 @@ struct jt_item *jt_stream_next(struct jt_stream *s)
 			return it;
 		}
 		if (s->at_end)
-			return NULL;
+			return unread_at_end(s);
 		if (jt_reader_next(&s->rd, &r) == 1)
 			take(s, &r);
 		else

@@ -137,6 +137,9 @@ int jt_jit_text_each(const struct jt_jit_item *text,
 #define JT_ITEM_POOL_SIZE                                                      \
 	(sizeof(struct jt_item) + sizeof(struct jt_jit_item) + 48)
 
+/* Of the perf-maps written and never read, the pids report names. */
+#define JT_UNREAD_SHOWN 8
+
 struct jt_meta {
 	char *key;
 	char *value;
@@ -226,6 +229,18 @@ struct jt_stream {
 	void (*on_round)(void *ctx, uint64_t horizon);
 	void *round_ctx;
 	uint64_t arch_time_unconverted; /* read time used instead */
+	/*
+	 * perf-maps a process wrote (JT_EV_MAPWRITE) that no source ever
+	 * read: gone before the recorder opened them, or never where perf
+	 * looks. Their lines' names are lost; counted, the first pids kept.
+	 */
+	uint64_t unread_maps;
+	uint64_t unread_writes;
+	struct jt_unread_map {
+		uint32_t pid;
+		uint64_t writes;
+	} unread[JT_UNREAD_SHOWN];
+	bool unread_tallied; /* the live queues were counted at the end */
 };
 
 /* The build-id recorded for a file, or NULL. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "views/view.h"
 
@@ -100,6 +101,39 @@ static void print_stacks(FILE *f, const struct jt_stream *s,
 	fputc('\n', f);
 }
 
+static int unread_cmp(const void *a, const void *b)
+{
+	const struct jt_unread_map *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* perf-maps written and never read: the names in them are lost. */
+static void print_unread(FILE *f, const struct jt_stream *s)
+{
+	struct jt_unread_map shown[JT_UNREAD_SHOWN];
+	size_t n = s->unread_maps < JT_UNREAD_SHOWN ? s->unread_maps :
+						      JT_UNREAD_SHOWN;
+	size_t i;
+
+	if (!s->unread_maps)
+		return;
+	memcpy(shown, s->unread, n * sizeof(*shown));
+	qsort(shown, n, sizeof(*shown), unread_cmp);
+	fprintf(f,
+		"# perf-maps written but never read (gone before the recorder "
+		"opened them, or not in the /tmp perf reads): %llu file%s, "
+		"%llu writes,",
+		(unsigned long long)s->unread_maps,
+		s->unread_maps == 1 ? "" : "s",
+		(unsigned long long)s->unread_writes);
+	for (i = 0; i < n; i++)
+		fprintf(f, " pid %u (%llu writes),", shown[i].pid,
+			(unsigned long long)shown[i].writes);
+	fprintf(f, "%s their names are lost\n",
+		s->unread_maps > n ? " ...;" : "");
+}
+
 void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			  const struct jt_pipe *p)
 {
@@ -159,5 +193,6 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"# CFI pieces that did not fit (their objects unwind "
 			"from the files, if still there): %llu\n",
 			(unsigned long long)s->cfis.bad);
+	print_unread(f, s);
 	print_stacks(f, s, &p->syms.chains.st);
 }
