@@ -61,7 +61,14 @@ static uint64_t pid_hash(uint32_t pid)
 
 struct jt_proc *jt_model_find(struct jt_model *m, uint32_t pid)
 {
-	return jt_hash_find(&m->by_pid, pid_hash(pid), pid_eq, &pid);
+	struct jt_proc *p = m->found;
+
+	if (p && p->pid == pid)
+		return p;
+	p = jt_hash_find(&m->by_pid, pid_hash(pid), pid_eq, &pid);
+	if (p)
+		m->found = p;
+	return p;
 }
 
 struct jt_proc *jt_model_nth(struct jt_model *m, size_t i)
@@ -77,6 +84,8 @@ static void unlink_proc(struct jt_model *m, struct jt_proc *p)
 {
 	if (jt_model_find(m, p->pid) == p)
 		jt_hash_del(&m->by_pid, pid_hash(p->pid), pid_eq, &p->pid);
+	if (m->found == p)
+		m->found = NULL;
 	if (p->prev)
 		p->prev->next = p->next;
 	else
@@ -96,6 +105,7 @@ static struct jt_proc *new_proc(struct jt_model *m, uint32_t pid)
 	if (!p)
 		return NULL;
 	old = jt_hash_del(&m->by_pid, pid_hash(pid), pid_eq, &pid);
+	m->found = NULL;
 	if (jt_hash_add(&m->by_pid, pid_hash(pid), p)) {
 		if (old)
 			jt_hash_add(&m->by_pid, pid_hash(pid), old);

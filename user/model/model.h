@@ -85,6 +85,11 @@ struct jt_model {
 	uint64_t ordinals;
 	struct jt_hash by_pid; /* pid -> newest proc */
 	/*
+	 * The last one found: samples come in runs of one process, and a
+	 * sample asks for its process about four times (5% of report).
+	 */
+	struct jt_proc *found;
+	/*
 	 * Set: a process is freed JT_REAP_NS after its last thread exits
 	 * (perf's EXIT and stragglers still name it), by jt_model_reap;
 	 * memory follows what is alive. Unset (tests), dead processes stay.
