@@ -5,6 +5,7 @@
  * and the write bit come before any other work.
  */
 #include "common.bpf.h"
+#include "maple.bpf.h"
 
 #define PF_PROT 0x1 /* the page was present: a protection fault */
 #define PF_WRITE 0x2
@@ -20,6 +21,23 @@ static __always_inline __u32 classify(struct vma_ctx *c, __u64 ec)
 	return ec & PF_PROT ? JT_COW_ANON_WP : 0;
 }
 
+static __always_inline long jt_fault_vma(__u64 addr, struct vma_ctx *c)
+{
+#ifndef JT_LEGACY
+	long err = jt_maple_find_vma(addr, c);
+
+	if (err != -JT_EAGAIN) {
+		jt_count_lookup(JT_LOOKUP_WALK);
+		return err;
+	}
+	jt_count_lookup(JT_LOOKUP_FIND_VMA);
+#else
+	/* the rb-tree descent */
+	jt_count_lookup(JT_LOOKUP_WALK);
+#endif
+	return jt_find_vma_once(addr, c);
+}
+
 static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
 				      __u32 flags)
 {
@@ -31,11 +49,12 @@ static __always_inline int emit_fault(__u64 address, __u64 ec, __u64 ip,
 	ev.ip = ip;
 	ev.flags = flags;
 	/*
-	 * One try: interrupts are off here, so an irq_work still pending
-	 * from the last lookup cannot finish while we spin. A busy lookup
-	 * goes out raw and the model classifies it.
+	 * The maple tree first (maple.bpf.h), then bpf_find_vma once:
+	 * interrupts are off here, so an irq_work still pending from the
+	 * last lookup cannot finish while we spin. A lookup that fails goes
+	 * out raw and the model classifies it.
 	 */
-	if (jt_find_vma_once(ev.page, &c)) {
+	if (jt_fault_vma(ev.page, &c)) {
 		ev.kind = JT_COW_RAW;
 	} else {
 		ev.kind = classify(&c, ec);

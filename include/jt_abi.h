@@ -238,4 +238,11 @@ struct jt_cow_event {
 	__u64 ip;
 };
 
+/* The fault_lookups map's slots: how a COW fault's VMA was found. */
+enum jt_fault_lookup {
+	JT_LOOKUP_WALK,	    /* a walk of the mm's VMA tree */
+	JT_LOOKUP_FIND_VMA, /* bpf_find_vma */
+	JT_LOOKUP_MAX,
+};
+
 #endif /* JT_ABI_H */

@@ -2,6 +2,7 @@
 """Copy-on-write: exactly which pages became private, in which process,
 and the sharing class of data addresses."""
 import os
+import re
 
 import jt
 from jt import TMP, WL, hx, record, script, workload_lines
@@ -89,3 +90,53 @@ def test_fork_copy_on_write_pages():
     assert cows(events, child, base, base + 3 * PAGE) == [base + PAGE]
     assert {e["kind"] for e in events if e["type"] == "cow" and e["pid"] in (parent, child)
             and base <= hx(e["page"]) < base + 3 * PAGE} == {"anon-write-protect"}
+
+
+MANY_VMAS = r"""
+import ctypes, mmap, os, sys
+path, n, step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+fd = os.open(path, os.O_RDWR)
+# One page each, all at offset 0, so no two merge into one VMA, private
+# and shared in turn: a lookup that found a neighbour would see a shared
+# mapping, written in place, and record no copy. By libc's mmap: Python's
+# holds a descriptor for each.
+maps = [libc.mmap(None, 4096, mmap.PROT_READ | mmap.PROT_WRITE,
+                  mmap.MAP_SHARED if i % 2 else mmap.MAP_PRIVATE, fd, 0)
+        for i in range(2 * n)]
+assert all(a and a != ctypes.c_void_p(-1).value for a in maps), ctypes.get_errno()
+for a in maps[0::2][::step]:
+    ctypes.memset(a, 1, 1)
+    print("wrote %x" % a)
+"""
+
+
+def test_fault_vmas_found_by_walking_a_deep_tree():
+    # 3000 one-page file mappings make the mm's maple tree four levels
+    # deep; a first write to every seventh private one copies exactly that
+    # page, each classified from the VMA the tracepoint tier's walk of
+    # the tree found, none left to bpf_find_vma (a self-IPI per fault).
+    path = os.path.join(TMP, "many-vmas.bin")
+    with open(path, "wb") as f:
+        f.write(b"x" * PAGE)
+    os.chmod(TMP, 0o777)
+    os.chmod(path, 0o666)
+    n, step = 1500, 7
+    p, data = record(["python3", "-c", MANY_VMAS, path, str(n), str(step)], ["--cow"])
+    wrote = sorted(int(a[0], 16) for a in workload_lines(p.stdout, "wrote"))
+    assert len(wrote) == len(range(0, n, step))
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec")
+    got = {hx(e["page"]): e["kind"] for e in events
+           if e["type"] == "cow" and e["pid"] == pid and hx(e["page"]) in set(wrote)}
+    assert sorted(got) == wrote and set(got.values()) == {"file-first-write"}, \
+        (len(got), len(wrote), set(got.values()))
+    m = re.search(r"COW faults' VMAs: (\d+) by a walk of the VMA tree, (\d+) by "
+                  r"bpf_find_vma", p.stderr)
+    if "cow=tracepoint" not in p.stderr:
+        assert not m, p.stderr  # the kernel tier gets its VMA from the fault
+    else:
+        assert m and int(m.group(1)) >= len(wrote) and int(m.group(2)) == 0, p.stderr

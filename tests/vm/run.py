@@ -27,7 +27,7 @@ TESTS = ["test_mapops", "test_fork_exec_tree", "test_jit_pages_stay",
          "test_adjacent_pages_jitdump_only", "test_address_reuse_perfmap_only",
          "test_late_code_load", "test_library_global",
          "test_fork_copy_on_write", "test_shared_file_and_shm",
-         "test_cow_pages_name_writer_and_data"]
+         "test_cow_pages_name_writer_and_data", "test_fault_vmas_found_by_walking"]
 # kernels.txt's "quick": one test of each suite.
 QUICK = ["test_mapops", "test_adjacent_pages_jitdump_only", "test_library_global"]
 PF_USER = 4

@@ -987,6 +987,28 @@ uint64_t jt_probes_lost(struct jt_probes *p)
 	return sum;
 }
 
+int jt_probes_fault_lookups(struct jt_probes *p, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, i, c;
+	uint64_t *v;
+
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	fd = bpf_map__fd(p->skel->maps.fault_lookups);
+	for (i = 0; i < JT_LOOKUP_MAX; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
 static void *destroy_link(void *l)
 {
 	bpf_link__destroy(l);

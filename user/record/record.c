@@ -799,6 +799,24 @@ static void opener_report(const struct jt_opener *o)
 			JT_READ_WAIT_MS, (unsigned long long)o->refused);
 }
 
+/*
+ * How the tracepoint tier's COW faults found their VMAs: a walk of the
+ * tree costs no interrupt, bpf_find_vma a self-IPI each (maple.bpf.h).
+ */
+static void say_fault_lookups(struct recorder *r)
+{
+	uint64_t n[JT_LOOKUP_MAX];
+
+	if (jt_probes_fault_lookups(&r->probes, n) ||
+	    !(n[JT_LOOKUP_WALK] + n[JT_LOOKUP_FIND_VMA]))
+		return;
+	fprintf(stderr,
+		"jittrace: COW faults' VMAs: %llu by a walk of the VMA tree, "
+		"%llu by bpf_find_vma\n",
+		(unsigned long long)n[JT_LOOKUP_WALK],
+		(unsigned long long)n[JT_LOOKUP_FIND_VMA]);
+}
+
 static void finish(struct recorder *r, int exit_status)
 {
 	struct jt_finish_rec f = { .exit_status = exit_status };
@@ -834,6 +852,7 @@ static void finish(struct recorder *r, int exit_status)
 			(unsigned long long)l.bpf_errors);
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
+	say_fault_lookups(r);
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
 		"%zu JIT files, %.1f MB)\n",
