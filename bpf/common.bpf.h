@@ -59,6 +59,9 @@ static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
 #define JT_MAX_TRACED 65536
 #define JT_PATH_DEPTH 64
 #define JT_NAME_MASK 255
+/* errno values: vmlinux.h has the kernel's types, not its macros */
+#define ENOENT 2
+#define EAGAIN 11
 #define EBUSY 16
 
 struct {
@@ -511,7 +514,7 @@ static __always_inline long jt_find_vma_once(__u64 addr, struct vma_ctx *c)
 			return 0;
 		}
 	}
-	return -2; /* ENOENT */
+	return -ENOENT;
 }
 #else
 /* One lookup, no retry: 0, -ENOENT, or -EBUSY. */

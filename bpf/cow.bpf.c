@@ -26,7 +26,7 @@ static __always_inline long jt_fault_vma(__u64 addr, struct vma_ctx *c)
 #ifndef JT_LEGACY
 	long err = jt_maple_find_vma(addr, c);
 
-	if (err != -JT_EAGAIN) {
+	if (err != -EAGAIN) {
 		jt_count_lookup(JT_LOOKUP_WALK);
 		return err;
 	}

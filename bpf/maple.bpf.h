@@ -18,8 +18,6 @@
 #define JT_MAPLE_HEIGHT 8 /* 65530 VMAs take 5 levels */
 #define JT_MAPLE_ENODE_TYPE(e) (((e) >> 3) & 0xf)
 #define JT_MAPLE_ROOT_NODE 2 /* xa_is_node: internal, past 4096 */
-#define JT_ENOENT 2
-#define JT_EAGAIN 11
 
 struct jt_maple_node {
 	__u64 w[JT_MAPLE_NODE / 8];
@@ -105,22 +103,22 @@ static __always_inline long jt_maple_find_vma(__u64 addr, struct vma_ctx *c)
 	__u64 entry, node, type, max = ~0ULL;
 
 	if (!n || !mm || !bpf_core_field_exists(mm->mm_mt))
-		return -JT_EAGAIN;
+		return -EAGAIN;
 	entry = (__u64)BPF_CORE_READ(mm, mm_mt.ma_root);
 	if ((entry & 3) != JT_MAPLE_ROOT_NODE || entry <= 4096)
-		return -JT_EAGAIN;
+		return -EAGAIN;
 	for (d = 0; d < JT_MAPLE_HEIGHT; d++) {
 		node = entry & ~(__u64)(JT_MAPLE_NODE - 1);
 		type = JT_MAPLE_ENODE_TYPE(entry);
 		if (!jt_maple_shape(type, &s) ||
 		    bpf_probe_read_kernel(n, sizeof(*n), (void *)node))
-			return -JT_EAGAIN;
+			return -EAGAIN;
 		/* ma_dead_node: a replaced node points to itself */
 		if ((n->w[0] & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
-			return -JT_EAGAIN;
+			return -EAGAIN;
 		end = jt_maple_end(n, type, &s, max);
 		if (end > s.npiv)
-			return -JT_EAGAIN;
+			return -EAGAIN;
 		for (i = 0; i < 16 && i < end; i++)
 			if (n->w[(s.piv + i) & 31] >= addr)
 				break;
@@ -130,12 +128,11 @@ static __always_inline long jt_maple_find_vma(__u64 addr, struct vma_ctx *c)
 		if (type > bpf_core_enum_value(enum maple_type, maple_leaf_64))
 			continue;
 		if (!entry)
-			return -JT_ENOENT;
+			return -ENOENT;
 		c->file = jt_read_vma(&c->vma, (struct vm_area_struct *)entry);
-		return c->vma.start <= addr && addr < c->vma.end ? 0 :
-								   -JT_EAGAIN;
+		return c->vma.start <= addr && addr < c->vma.end ? 0 : -EAGAIN;
 	}
-	return -JT_EAGAIN;
+	return -EAGAIN;
 }
 
 #endif /* JT_MAPLE_BPF_H */
