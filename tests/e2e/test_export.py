@@ -237,12 +237,36 @@ def test_perf_export_names_kernel_and_bpf_samples():
     # One CPU second of mmap calls: at 4000 Hz, thousands of kernel samples
     # on any machine, where a count of calls gives fewer on a faster one.
     _, data = record([os.path.join(WL, "mmloop"), "callsfor", "1"], ["-F", "4000"])
-    theirs = {k: v[1] for k, v in perf_samples(export(data, "perf")).items()}
+    out = export(data, "perf")
+    theirs = {k: v[1] for k, v in perf_samples(out).items()}
     mine = [s for s in script(data) if s["type"] == "sample" and s["source"] == "kallsyms"]
     bad = [(s["sym"], theirs.get((s["tid"], s["time"]))) for s in mine
            if theirs.get((s["tid"], s["time"])) != s["sym"]]
     assert len(mine) > 1000 and not bad, (len(mine), bad[:5])
     assert sum(1 for s in mine if s["sym"].startswith("bpf_prog_")) > 10
+    # Our programs as long as the kernel said when they ran, the last of
+    # a pack too, where the next symbol is far; kernel functions named
+    # bpf_prog_* are no programs.
+    theirs = perf_ksymbols(out)
+    assert all(re.fullmatch(r"bpf_prog_[0-9a-f]{16}(_\w+)?", n) for n, _, _ in theirs), theirs
+    ours = recorded_program_lengths(data)
+    assert len(ours) >= 8 and ours <= set(theirs), sorted(ours - set(theirs))[:5]
+
+
+def perf_ksymbols(path):
+    """(name, addr, len) of each KSYMBOL record perf reads in path."""
+    out = run(["perf", "report", "-D", "-i", path]).stdout
+    return [(m[3], int(m[1], 16), int(m[2])) for m in re.finditer(
+        r"PERF_RECORD_KSYMBOL addr ([0-9a-f]+) len (\d+) type 1 flags \S+ name (\S+)", out)]
+
+
+def recorded_program_lengths(data):
+    """(name, addr, len) of each program the recorder gave a length."""
+    import zlib
+    from test_record import _records
+    text = zlib.decompress(next(_records(data, 8))[8:]).decode()
+    return {(f[2], int(f[0], 16), int(f[4])) for f in map(str.split, text.splitlines())
+            if len(f) == 5}
 
 
 def test_perf_export_size_follows_the_bytes_it_has():

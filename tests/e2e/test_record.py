@@ -604,11 +604,15 @@ def _records(path, want):
 def test_kernel_symbols_of_our_programs_are_the_kernels():
     """/proc/kallsyms is read while the programs load, so the recorder
     adds its own programs' symbols from what the kernel says of each: the
-    same addresses and names /proc/kallsyms lists while they run."""
+    same addresses and names /proc/kallsyms lists while they run, and the
+    lengths it does not list, as many bytes as the kernel JITed."""
     import zlib
     KALLSYMS = 8
     stop = os.path.join(TMP, "kallsyms-stop")
     data = os.path.join(TMP, "kallsyms.data")
+    deadline = time.time() + 60
+    while our_programs() and time.time() < deadline:
+        time.sleep(0.1)  # an earlier test's keeper
     p = subprocess.Popen([JT, "record", "-o", data, "--user", "nobody", "--", "sh", "-c",
                           f"while [ ! -e {stop} ]; do sleep 0.05; done"],
                          stderr=subprocess.PIPE, text=True)
@@ -623,17 +627,20 @@ def test_kernel_symbols_of_our_programs_are_the_kernels():
                 if l.rstrip().endswith("[bpf]") and "_jt_" in l:
                     a, _, name = l.split()[:3]
                     live.add((int(a, 16), name))
+        jited = sum(x["bytes_jited"] for x in our_programs())
     finally:
         open(stop, "w").close()
         p.communicate(timeout=60)
     assert p.returncode == 0
-    blob = next(_records(data, KALLSYMS))
-    text = zlib.decompress(blob[8:]).decode()
-    ours = {(int(l.split()[0], 16), l.split()[2]) for l in text.splitlines()
-            if l.endswith("[bpf]") and "_jt_" in l}
+    text = zlib.decompress(next(_records(data, KALLSYMS))[8:]).decode()
+    sized = [l.split() for l in text.splitlines() if len(l.split()) == 5]
+    assert all(f[3] == "[bpf]" and int(f[4]) > 0 for f in sized), sized[:5]
+    ours = {(int(f[0], 16), f[2]) for f in sized}
     assert len(live) >= 8, live
     assert live <= ours, sorted(live - ours)[:5]
-    print(f"    {len(live)} symbols of our programs, as /proc/kallsyms lists them")
+    assert sum(int(f[4]) for f in sized) == jited, (len(sized), jited)
+    print(f"    {len(live)} symbols of our programs, as /proc/kallsyms lists them, "
+          f"{jited} bytes")
 
 
 def test_an_exec_on_our_root_costs_no_stat_of_its_tmp():

@@ -94,6 +94,36 @@ static void test_many_symbols_keep_their_names(void **state)
 	free(text);
 }
 
+/*
+ * The recorder's own programs come with their length: past the end of the
+ * last one in a pack is free space, named by nothing. The same program
+ * read from /proc/kallsyms as well, and one that starts where another
+ * ends, are named as before.
+ */
+static void test_a_programs_length_ends_its_span(void **state)
+{
+	const char *text = "ffffffffc0001000 t bpf_prog_a_one\t[bpf]\n"
+			   "ffffffffc0001000 t bpf_prog_a_one\t[bpf]\t256\n"
+			   "ffffffffc0001100 t bpf_prog_b_two\t[bpf]\t64\n"
+			   "ffffffffc0201000 t ftrace_trampoline\t[ftrace]\n"
+			   "ffffffff81000000 T _text\n";
+	struct jt_kallsyms k;
+
+	load(&k, text);
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc00010ff),
+			    "bpf_prog_a_one");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0001100),
+			    "bpf_prog_b_two");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc000113f),
+			    "bpf_prog_b_two");
+	assert_null(jt_kallsyms_find(&k, 0xffffffffc0001140));
+	assert_null(jt_kallsyms_find(&k, 0xffffffffc0200fff));
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0201000),
+			    "ftrace_trampoline");
+	assert_false(k.hidden);
+	jt_kallsyms_free(&k);
+}
+
 static void test_hidden_addresses_name_nothing(void **state)
 {
 	struct jt_kallsyms k;
@@ -121,6 +151,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_each_span),
 		cmocka_unit_test(test_many_symbols_keep_their_names),
+		cmocka_unit_test(test_a_programs_length_ends_its_span),
 		cmocka_unit_test(test_hidden_addresses_name_nothing),
 		cmocka_unit_test(test_a_corrupt_payload_is_refused),
 	};

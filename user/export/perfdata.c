@@ -528,6 +528,16 @@ static void side_band(struct jt_perfdata *w, const struct jt_item *it)
 	put(w, h, h->size);
 }
 
+/*
+ * bpf_prog_TAG, TAG 16 hex digits, as the kernel names a program: not
+ * the kernel's own bpf_prog_realloc.cold and the like.
+ */
+static bool is_prog(const char *name)
+{
+	return !strncmp(name, "bpf_prog_", 9) &&
+	       strspn(name + 9, "0123456789abcdef") >= 16;
+}
+
 /* What perf cannot find in /proc/kallsyms later: the recording's BPF. */
 static void bpf_ksymbols(struct jt_perfdata *w, const struct jt_kallsyms *k)
 {
@@ -543,9 +553,10 @@ static void bpf_ksymbols(struct jt_perfdata *w, const struct jt_kallsyms *k)
 	for (i = 0; i + 1 < k->n; i++) {
 		const char *name = k->syms[i].name;
 
-		if (strncmp(name, "bpf_prog_", 9))
+		if (!is_prog(name))
 			continue;
-		/* kallsyms gives no size: up to the next symbol. */
+		/* Up to the next symbol: the program's end where the
+		 * recorder knew its length, as it does for its own. */
 		b.addr = k->syms[i].addr;
 		b.len = k->syms[i + 1].addr - b.addr;
 		if (!b.len || b.len > (1u << 20))

@@ -7,33 +7,64 @@
 
 #define KALLSYMS_MAX (256u << 20)
 
+/* An end (no name) before a symbol at its address: the next program. */
 static int cmp(const void *a, const void *b)
 {
 	const struct jt_ksym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return !!*x->name - !!*y->name;
+}
+
+static int add(struct jt_kallsyms *k, size_t *cap, uint64_t addr, char *name)
+{
+	if (jt_reserve(&k->syms, cap, k->n + 1, sizeof(*k->syms)))
+		return -1;
+	k->syms[k->n++] = (struct jt_ksym){ addr, name };
+	return 0;
+}
+
+/*
+ * "\t[bpf]\tLEN" after a name: a program the recorder loaded, with the
+ * length /proc/kallsyms does not give. 0 when there is none.
+ */
+static uint64_t bpf_len(const char *rest, const char *nl)
+{
+	static const char tag[] = "[bpf]\t";
+
+	rest += strspn(rest, " \t");
+	if ((size_t)(nl - rest) <= sizeof(tag) - 1 ||
+	    memcmp(rest, tag, sizeof(tag) - 1))
+		return 0;
+	return strtoull(rest + sizeof(tag) - 1, NULL, 10);
 }
 
 static void parse(struct jt_kallsyms *k, size_t len)
 {
 	char *p = k->names, *end = p + len;
+	static char no_name[] = "";
 	size_t cap = 0;
 
 	while (p < end) {
 		char *nl = memchr(p, '\n', end - p), *name;
-		uint64_t addr = strtoull(p, &name, 16);
+		uint64_t addr = strtoull(p, &name, 16), size;
 
 		if (!nl)
 			break;
 		*nl = 0;
 		/* "ADDR t name [module]": the name is the third field. */
 		if (name + 3 < nl && name[0] == ' ' && name[2] == ' ') {
+			size_t l;
+
 			name += 3;
-			name[strcspn(name, " \t")] = 0;
-			if (jt_reserve(&k->syms, &cap, k->n + 1,
-				       sizeof(*k->syms)))
+			l = strcspn(name, " \t");
+			size = name + l < nl ? bpf_len(name + l, nl) : 0;
+			name[l] = 0;
+			if (add(k, &cap, addr, name) ||
+			    (addr && size && addr + size > addr &&
+			     add(k, &cap, addr + size, no_name)))
 				break;
-			k->syms[k->n++] = (struct jt_ksym){ addr, name };
 		}
 		p = nl + 1;
 	}
@@ -109,7 +140,8 @@ const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo ? k->syms[lo - 1].name : NULL;
+	/* Past a program's end, in no symbol. */
+	return lo && *k->syms[lo - 1].name ? k->syms[lo - 1].name : NULL;
 }
 
 void jt_kallsyms_free(struct jt_kallsyms *k)

@@ -8,7 +8,7 @@
 
 struct jt_ksym {
 	uint64_t addr;
-	const char *name; /* into names */
+	const char *name; /* into names; "" ends a program of known length */
 };
 
 struct jt_kallsyms {

@@ -85,6 +85,7 @@ static int add_prog(struct jt_kallsyms_capture *c, int fd)
 	uint32_t len = sizeof(info), i, nfn;
 	struct bpf_func_info *fi = NULL;
 	uint64_t *addrs = NULL;
+	uint32_t *lens = NULL;
 	uint8_t(*tags)[BPF_TAG_SIZE] = NULL;
 	struct btf *btf = NULL;
 	char sym[256], line[320];
@@ -98,11 +99,14 @@ static int add_prog(struct jt_kallsyms_capture *c, int fd)
 	addrs = calloc(nfn, sizeof(*addrs));
 	tags = calloc(nfn, sizeof(*tags));
 	fi = calloc(nfn, sizeof(*fi));
-	if (!addrs || !tags || !fi)
+	lens = calloc(nfn, sizeof(*lens));
+	if (!addrs || !tags || !fi || !lens)
 		goto out;
 	info = (struct bpf_prog_info){
 		.nr_jited_ksyms = nfn,
 		.jited_ksyms = (uintptr_t)addrs,
+		.nr_jited_func_lens = nfn,
+		.jited_func_lens = (uintptr_t)lens,
 		.nr_prog_tags = nfn,
 		.prog_tags = (uintptr_t)tags,
 		.nr_func_info = nfn,
@@ -125,13 +129,17 @@ static int add_prog(struct jt_kallsyms_capture *c, int fd)
 			 t  ? btf__name_by_offset(btf, t->name_off) :
 			 !i ? info.name :
 			      NULL);
-		snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\n",
-			 (unsigned long long)addrs[i], sym);
+		/* The length too, which /proc/kallsyms does not give: the
+		 * last program of a pack is followed by free space. */
+		snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\t%u\n",
+			 (unsigned long long)addrs[i], sym,
+			 i < info.nr_jited_func_lens ? lens[i] : 0);
 		err = append(c, line, strlen(line));
 	}
 	btf__free(btf);
 out:
 	free(addrs);
+	free(lens);
 	free(tags);
 	free(fi);
 	return err;
