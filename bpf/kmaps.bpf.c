@@ -260,18 +260,44 @@ static __always_inline int on_perf_event_mmap(const struct kargs *k)
 }
 
 /* do_mprotect_pkey(start, len, prot, pkey): mprotect and pkey_mprotect. */
-static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
+static __always_inline void mprotect_args(struct kcall *c,
+					  const struct kargs *k)
 {
-	struct kcall *c = kcall_begin(JT_EV_MPROTECT);
-
-	if (!c)
-		return 0;
 	c->args[0] = k->a[0];
 	c->args[1] = k->a[1];
 	c->args[2] = k->a[2];
 	/* -1: plain mprotect */
 	c->args[3] = mprotect_no_pkey ? (__u64)-1 : (__u64)(__s64)(int)k->a[3];
+}
+
+static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
+{
+	struct kcall *c = kcall_begin(JT_EV_MPROTECT);
+
+	if (c)
+		mprotect_args(c, k);
 	return 0;
+}
+
+/* execve's setup_arg_pages calls mprotect_fixup too, on the stack. */
+static __always_inline bool in_mprotect(void)
+{
+	long nr = JT_REGS_SYSCALL_NR(jt_task_regs(jt_current()));
+
+	return nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT;
+}
+
+/*
+ * Exit only: the first program of the call to run opens it. An MMAP call
+ * found open was left by perf_event_mmap inside this mprotect_fixup.
+ */
+static __always_inline struct kcall *mprotect_call(bool piece)
+{
+	struct kcall *c = kcall_get(false);
+
+	if (c && c->type == JT_EV_MPROTECT)
+		return c;
+	return piece && !in_mprotect() ? NULL : kcall_begin(JT_EV_MPROTECT);
 }
 
 static __always_inline int on_mprotect_fixup(const struct kargs *k)
@@ -286,24 +312,34 @@ static __always_inline int on_mprotect_fixup(const struct kargs *k)
 /*
  * *pprev is the VMA the piece ended in, after any merge. A later piece
  * that merges back into an earlier one reports the grown VMA, so the
- * last piece holding a byte wins.
+ * last piece holding a byte wins. Exit only, the request is not known
+ * yet: the first piece starts where it does, and each piece's last byte
+ * stands for its end until do_mprotect_pkey returns.
  */
 static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 {
-	struct kcall *c = kcall_of(JT_EV_MPROTECT);
+	bool xo = k && (exit_only & JT_XO_MPROTECT);
+	struct kcall *c = xo ? mprotect_call(true) : kcall_of(JT_EV_MPROTECT);
+	bool seven = mprotect_fixup_argc >= 7;
 	__u64 first, last, vma = 0;
 	struct jt_vma v;
 
-	if (c && k && (exit_only & JT_XO_MPROTECT))
-		c->pprev = mprotect_fixup_argc >= 7 ? k->a[3] : k->a[2];
-	if (!c || !c->pprev || (int)ret)
+	if (!c)
+		return 0;
+	if (xo) {
+		c->pprev = seven ? k->a[3] : k->a[2];
+		if (!c->args[0])
+			c->args[0] = seven ? k->a[4] : k->a[3];
+	}
+	if (!c->pprev || (int)ret)
 		return 0;
 	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
 	if (!vma)
 		return 0;
 	jt_read_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
-	last = first + JT_PAGE_ALIGN(c->args[1]) - 1;
+	last = xo ? (seven ? k->a[5] : k->a[4]) - 1 :
+		    first + JT_PAGE_ALIGN(c->args[1]) - 1;
 	if (v.start <= first && first < v.end)
 		c->vma = v;
 	if (v.start <= last && last < v.end)
@@ -324,18 +360,34 @@ static __always_inline void fill_missing(struct jt_vma *v, __u64 addr,
 	*v = vc.vma;
 }
 
-static __always_inline int ret_do_mprotect_pkey(__u64 ret)
+/* A VMA of a piece that does not hold this byte of the request. */
+static __always_inline void drop_unless(struct jt_vma *v, __u64 addr)
 {
-	struct kcall *c = kcall_of(JT_EV_MPROTECT);
-	__u64 first;
+	if (v->end && !(v->start <= addr && addr < v->end))
+		__builtin_memset(v, 0, sizeof(*v));
+}
+
+static __always_inline int ret_do_mprotect_pkey(const struct kargs *k,
+						__u64 ret)
+{
+	bool xo = k && (exit_only & JT_XO_MPROTECT);
+	struct kcall *c = xo ? mprotect_call(false) : kcall_of(JT_EV_MPROTECT);
+	__u64 first, last;
 
 	if (!c)
 		return 0;
+	if (xo)
+		mprotect_args(c, k);
 	first = c->args[0];
+	last = first + JT_PAGE_ALIGN(c->args[1]) - 1;
+	if (xo) {
+		/* A call that failed part way: as with its entry. */
+		drop_unless(&c->vma, first);
+		drop_unless(&c->vma_last, last);
+	}
 	if (!(int)ret && c->args[1]) {
 		fill_missing(&c->vma, first, &c->flags);
-		fill_missing(&c->vma_last,
-			     first + JT_PAGE_ALIGN(c->args[1]) - 1, &c->flags);
+		fill_missing(&c->vma_last, last, &c->flags);
 	}
 	return kcall_emit(c, (int)ret, false);
 }
@@ -444,7 +496,7 @@ JT_KENTRY(mmap_region)
 JT_KEXIT_ARGS(mmap_region)
 JT_KENTRY(perf_event_mmap)
 JT_KENTRY(do_mprotect_pkey)
-JT_KEXIT(do_mprotect_pkey)
+JT_KEXIT_ARGS(do_mprotect_pkey)
 JT_KENTRY(mprotect_fixup)
 JT_KEXIT_ARGS(mprotect_fixup)
 JT_KENTRY(__vm_munmap)

@@ -103,7 +103,7 @@ struct jt_vma {
  */
 enum jt_exit_only {
 	JT_XO_MMAP = 1 << 0,	 /* no fentry on mmap_region */
-	JT_XO_MPROTECT = 1 << 1, /* no fentry on mprotect_fixup */
+	JT_XO_MPROTECT = 1 << 1, /* none on mprotect_fixup, do_mprotect_pkey */
 	JT_XO_MUNMAP = 1 << 2,	 /* no fentry on __vm_munmap */
 };
 

@@ -68,6 +68,16 @@ def test_mapops_matches_proc_maps():
     assert [(r["start"], r["end"], r["offset"]) for r in moved] == \
         [(int(want_moved[0], 16), int(want_moved[1], 16), "0x0")]
     assert_tiles(rows, proc_maps(p.stdout, pid))
+    # mprotect's pieces merged back into one VMA: each region it made
+    # holds the VMA the kernel ended with, as the last call left it.
+    lo, hi = (int(x, 16) for x in workload_lines(p.stdout, "merged")[0])
+    pieces = [r for r in rows if lo <= r["start"] < hi]
+    assert len(pieces) == 5, pieces
+    for r in pieces:
+        vma = r["kernel_vma"]
+        assert vma[0] <= lo and vma[1] >= hi and r["coalesced"], r
+    assert any(v["start"] == vma[0] and v["end"] == vma[1]
+               for v in proc_maps(p.stdout, pid)), vma
 
 
 def test_fork_exec_tree():

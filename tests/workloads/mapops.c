@@ -34,7 +34,7 @@ static void want(void *s, size_t pages, const char *prot)
 int main(void)
 {
 	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
-	char *a, *b, *c, *d, *brk0;
+	char *a, *b, *c, *d, *e, *brk0;
 	int fd = open("/proc/self/exe", O_RDONLY);
 
 	printf("start %d\n", getpid()); /* stdio allocates its buffer now */
@@ -61,6 +61,23 @@ int main(void)
 	want(d, 4, "---p");
 	want(d + 4 * PG, 3, "r--p");
 	want(d + 7 * PG, 9, "---p");
+	/*
+	 * mprotect splits, then one call over five VMAs that the kernel
+	 * merges piece by piece into one ("merged"), then one that changes
+	 * nothing.
+	 */
+	e = map(NULL, 6, PROT_READ | PROT_WRITE, anon, -1);
+	if (mprotect(e + PG, PG, PROT_READ) ||
+	    mprotect(e + 3 * PG, PG, PROT_READ) ||
+	    mprotect(e, 6 * PG, PROT_READ) || mprotect(e, 2 * PG, PROT_READ))
+		return 4;
+	/* Regions as requested, split where each call split them. */
+	want(e, 1, "r--p");
+	want(e + PG, 1, "r--p");
+	want(e + 2 * PG, 1, "r--p");
+	want(e + 3 * PG, 1, "r--p");
+	want(e + 4 * PG, 2, "r--p");
+	printf("merged %lx %lx\n", (unsigned long)e, (unsigned long)e + 6 * PG);
 	/* brk up, down. */
 	brk0 = sbrk(0);
 	sbrk(0x40000);

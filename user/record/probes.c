@@ -53,12 +53,12 @@ struct hook_progs {
 	 */
 	const char *kopt;
 	/*
-	 * The entry program of kfn the fentry tier leaves out, and the
-	 * exit_only bit that tells its fexit program to read the call's
-	 * arguments itself (enum jt_exit_only): one trampoline fewer per
-	 * call. kprobes and the legacy object keep it.
+	 * The entry programs of kfn the fentry tier leaves out, and the
+	 * exit_only bit that tells their fexit programs to read the call's
+	 * arguments themselves (enum jt_exit_only): a trampoline fewer per
+	 * call each. kprobes and the legacy object keep them.
 	 */
-	const char *xo_entry;
+	const char *xo_entry[2];
 	unsigned int xo;
 };
 
@@ -67,19 +67,19 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   { "mmap_region" },
 			   { "jt_exit_mmap" },
 			   "perf_event_mmap",
-			   "mmap_region",
+			   { "mmap_region" },
 			   JT_XO_MMAP },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect", "jt_exit_pkey_mprotect" },
 			       NULL,
-			       "mprotect_fixup",
+			       { "mprotect_fixup", "do_mprotect_pkey" },
 			       JT_XO_MPROTECT },
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
 			     { "jt_exit_munmap" },
 			     NULL,
-			     "__vm_munmap",
+			     { "__vm_munmap" },
 			     JT_XO_MUNMAP },
 	[JT_HOOK_MREMAP] = { { "sys_mremap" },
 			     { "sys_mremap" },
@@ -663,6 +663,12 @@ static void select_syscall_exits(struct jt_probes *p)
 	}
 }
 
+static bool xo_skips(const struct hook_progs *hp, const char *fn)
+{
+	return (hp->xo_entry[0] && !strcmp(fn, hp->xo_entry[0])) ||
+	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1]));
+}
+
 /* Load each hook's programs of its chosen tier and no others. */
 static void select_programs(struct jt_probes *p)
 {
@@ -681,7 +687,7 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_TRACEPOINT);
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
 			bool skip = p->kskip[h] & 1 << i ||
-				    (xo && !strcmp(hp->kfn[i], hp->xo_entry));
+				    (xo && xo_skips(hp, hp->kfn[i]));
 			/* Only fentry takes its target here (kallsyms' word) */
 			const char *to = t == JT_TIER_FENTRY ?
 						 jt_kfn_target(hp->kfn[i]) :
