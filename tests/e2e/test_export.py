@@ -262,11 +262,9 @@ def perf_ksymbols(path):
 
 def recorded_program_lengths(data):
     """(name, addr, len) of each program the recorder gave a length."""
-    import zlib
-    from test_record import _records
-    text = zlib.decompress(next(_records(data, 8))[8:]).decode()
-    return {(f[2], int(f[0], 16), int(f[4])) for f in map(str.split, text.splitlines())
-            if len(f) == 5}
+    from test_record import recorded_kallsyms
+    return {(f[2], int(f[0], 16), int(f[4]))
+            for f in map(str.split, recorded_kallsyms(data).splitlines()) if len(f) == 5}
 
 
 def test_perf_export_size_follows_the_bytes_it_has():

@@ -601,13 +601,18 @@ def _records(path, want):
         pos += (size + 7) & ~7
 
 
+def recorded_kallsyms(path):
+    """The text of the recording's copy of /proc/kallsyms."""
+    import zlib
+    KALLSYMS = 8
+    return zlib.decompress(next(_records(path, KALLSYMS))[8:]).decode()
+
+
 def test_kernel_symbols_of_our_programs_are_the_kernels():
     """/proc/kallsyms is read while the programs load, so the recorder
     adds its own programs' symbols from what the kernel says of each: the
     same addresses and names /proc/kallsyms lists while they run, and the
     lengths it does not list, as many bytes as the kernel JITed."""
-    import zlib
-    KALLSYMS = 8
     stop = os.path.join(TMP, "kallsyms-stop")
     data = os.path.join(TMP, "kallsyms.data")
     deadline = time.time() + 60
@@ -632,8 +637,8 @@ def test_kernel_symbols_of_our_programs_are_the_kernels():
         open(stop, "w").close()
         p.communicate(timeout=60)
     assert p.returncode == 0
-    text = zlib.decompress(next(_records(data, KALLSYMS))[8:]).decode()
-    sized = [l.split() for l in text.splitlines() if len(l.split()) == 5]
+    sized = [l.split() for l in recorded_kallsyms(data).splitlines()
+             if len(l.split()) == 5]
     assert all(f[3] == "[bpf]" and int(f[4]) > 0 for f in sized), sized[:5]
     ours = {(int(f[0], 16), f[2]) for f in sized}
     assert len(live) >= 8, live
