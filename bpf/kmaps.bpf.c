@@ -9,6 +9,7 @@
  */
 #include "map_event.bpf.h"
 #include "ktier.bpf.h"
+#include "maple.bpf.h"
 
 #define VM_SHARED 0x8
 #define VM_MAYSHARE 0x80
@@ -198,6 +199,27 @@ static __always_inline struct kcall *mmap_exit_only(const struct kargs *k,
 	return c;
 }
 
+/*
+ * Where perf_event_mmap has no program (5.10 refuses it; the fentry tier
+ * does without it on a maple tree, a trampoline fewer per mmap and per
+ * mprotect): this task holds mmap_lock until mmap_region returns, so the
+ * mm's tree holds the VMA it made. bpf_find_vma would wait for that lock.
+ */
+static __always_inline void tree_vma(struct kcall *c, __u64 addr)
+{
+	struct vma_ctx vc = {};
+
+#ifdef JT_LEGACY
+	if (jt_find_vma_once(addr, &vc))
+		return;
+#else
+	if (jt_maple_find_vma(addr, &vc))
+		return;
+#endif
+	c->vma = vc.vma;
+	c->file = (__u64)vc.file;
+}
+
 static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 {
 	struct kcall *c = k && (exit_only & JT_XO_MMAP) ?
@@ -206,20 +228,8 @@ static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 
 	if (!c)
 		return 0;
-#ifdef JT_LEGACY
-	/*
-	 * Where perf_event_mmap cannot be probed: this task holds mmap_lock
-	 * until it returns, so the tree holds the VMA mmap_region made.
-	 */
-	if (!IS_ERR_RET(ret) && !c->vma.end) {
-		struct vma_ctx vc = {};
-
-		if (!jt_find_vma_once(ret, &vc)) {
-			c->vma = vc.vma;
-			c->file = (__u64)vc.file;
-		}
-	}
-#endif
+	if (!IS_ERR_RET(ret) && !c->vma.end)
+		tree_vma(c, ret);
 	if (!IS_ERR_RET(ret) && !c->vma.end) {
 		c->flags |= JT_MF_VMA_BUSY;
 		jt_note_busy(ret);

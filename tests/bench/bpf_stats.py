@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Each BPF program's own cost while a command runs: turns on
 kernel.bpf_stats_enabled, reads every program's run count and run time
-(bpftool) 1.5 s in and again WINDOW s later, and prints calls per second
+(bpftool) AFTER s in (default 1.5) and again WINDOW s later, and prints calls per second
 and ns per run of each program that ran between. The counts include
 bpf_stats' own two clock reads per run (about 45 ns here: an empty
 program's figure). Default command: jittrace record of the mmap loop.
-usage: bpf_stats.py BUILD_DIR [WINDOW] [-- CMD...]"""
+usage: bpf_stats.py BUILD_DIR [WINDOW [AFTER]] [-- CMD...]"""
 import json
 import subprocess
 import sys
@@ -26,6 +26,7 @@ def main():
     args = sys.argv[1:]
     build = args.pop(0) if args and args[0] != "--" else "build"
     window = float(args.pop(0)) if args and args[0] != "--" else 2.5
+    after = float(args.pop(0)) if args and args[0] != "--" else 1.5
     cmd = args[1:] if args[:1] == ["--"] else [
         f"{build}/jittrace", "record", "-o", "/tmp/jt-bpf-stats.data", "--user", "nobody",
         "--", f"{build}/workloads/mmloop", "callsfor", str(window + 2.5)]
@@ -36,7 +37,7 @@ def main():
         f.write("1")
     try:
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.5)
+        time.sleep(after)
         a, t0 = snap(), time.monotonic()
         time.sleep(window)
         b, dt = snap(), time.monotonic() - t0

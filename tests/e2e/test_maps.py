@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Rebuilt maps against what the workloads themselves report."""
 import os
+import re
 
 from jt import (WL, assert_tiles, hx, maps, proc_maps, record, script,
                 workload_lines)
@@ -142,3 +143,65 @@ def test_maps_at_time_shows_the_past():
     old = int(mid["args"][0], 16)
     assert any(s == old for s, _ in before)
     assert before != after
+
+
+# Per tier, the programs of the mmap, mprotect and munmap hooks
+# (user/record/probes.c). The fentry tier has exit programs only; it
+# runs one on perf_event_mmap only where the VMAs are an rb-tree, since
+# mmap_region's exit walks a maple tree itself. kretprobes cannot read
+# arguments, so the kprobe tier keeps its entry programs.
+HOOK_PROGRAMS = {
+    "tracepoint": {"mmap": ["jt_exit_mmap"],
+                   "mprotect": ["jt_exit_mprotect", "jt_exit_pkey_mprotect"],
+                   "munmap": ["jt_exit_munmap"]},
+    "fentry": {"mmap": ["jt_fx_mmap_region"],
+               "mprotect": ["jt_fx_do_mprotect_pkey", "jt_fx_mprotect_fixup"],
+               "munmap": ["jt_fx___vm_munmap"]},
+    "kprobe": {"mmap": ["jt_kp_mmap_region", "jt_kr_mmap_region",
+                        "jt_kp_perf_event_mmap"],
+               "mprotect": ["jt_kp_do_mprotect_pkey", "jt_kr_do_mprotect_pkey",
+                            "jt_kp_mprotect_fixup", "jt_kr_mprotect_fixup"],
+               "munmap": ["jt_kp___vm_munmap", "jt_kr___vm_munmap"]},
+}
+HOOK_NAME = re.compile(r"jt_(exit_(mmap|mprotect|pkey_mprotect|munmap)|"
+                       r"(fe|fx|kp|kr)_(mmap_region|perf_event_mmap|do_mprotect_pkey|"
+                       r"mprotect_fixup|__vm_munmap))")
+
+
+def vmas_in_maple_tree():
+    with open("/sys/kernel/btf/vmlinux", "rb") as f:
+        return b"\0maple_type\0" in f.read()
+
+
+def test_mapops_hooks_load_only_their_tiers_programs():
+    """The mapping hooks' programs the recorder loaded are exactly its
+    tier's: a program fewer is an event lost, one more is a trampoline or
+    tracepoint every task on the machine pays for. The recorder lists its
+    programs in the recording's kallsyms, as the kernel names them."""
+    from test_record import recorded_kallsyms
+    p, data = record(["true"])
+    progs = [f[2] for f in map(str.split, recorded_kallsyms(data).splitlines())
+             if len(f) == 5 and f[3] == "[bpf]"]
+    loaded = sorted(n.split("_", 3)[3] for n in progs
+                    if HOOK_NAME.fullmatch(n.split("_", 3)[3]))
+    m = re.search(r"^jittrace: probes: (.*)$", p.stderr, re.M)
+    assert m, p.stderr
+    said = dict(w.split("=", 1) for w in m.group(1).split())
+    want = []
+    for hook in ("mmap", "mprotect", "munmap"):
+        names = HOOK_PROGRAMS[said[hook]][hook]
+        if said[hook] == "tracepoint" and not os.path.exists(
+                "/sys/kernel/tracing/events/syscalls/sys_exit_pkey_mprotect"):
+            # arm64 6.1 has no protection keys, and no pkey_mprotect.
+            names = [n for n in names if n != "jt_exit_pkey_mprotect"]
+        if said[hook] == "fentry" and not vmas_in_maple_tree():
+            names = names + ["jt_fe_perf_event_mmap"]
+        if said[hook] == "kprobe" and said["programs"] == "legacy" and \
+                "jt_kp_perf_event_mmap" not in loaded:
+            # 5.10 refuses a kprobe on perf_event_mmap: mmap_region's
+            # return reads the VMA from the tree it holds locked.
+            names = [n for n in names if n != "jt_kp_perf_event_mmap"]
+        want += names
+    print(f"    {' '.join(f'{h}={said[h]}' for h in ('mmap', 'mprotect', 'munmap'))}: "
+          f"{' '.join(loaded)}")
+    assert loaded == sorted(want), (loaded, sorted(want))

@@ -8,6 +8,7 @@
 # (a page loop whose hooks never fire still showed +3 us a page).
 # usage: bench-guest.sh BUILD RUNS
 build=$1 runs=${2:-5}
+root=$(cd "$(dirname "$0")/../.." && pwd)
 wl=$build/workloads/mmloop
 tmp=$(mktemp -d)
 as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
@@ -70,7 +71,19 @@ bystander() {
 	done
 }
 
+# Which programs each tier runs on the mmap loop: each runs once or more
+# a loop, so their rates show how many a loop takes, and their own cost.
+programs() {
+	for t in tracepoint fentry; do
+		echo "programs the $t tier ran on the mmap loop (bpf_stats; equal rates: as often as each other)"
+		python3 "$root/tests/bench/bpf_stats.py" "$build" 5 10 -- \
+			"$build/jittrace" record --tier $t -o "$tmp/s.data" \
+			--user nobody -- $wl callsfor 20 | tail -n +2
+	done
+}
+
 bench calls 20000 "mmap+mprotect+munmap (per loop)" ""
+programs
 bench touch 20000 "first write to a private anon page (per page), --cow" "--cow"
 bench filetouch 20000 "private file page write (per page), --cow" "--cow"
 bystander 20000

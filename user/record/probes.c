@@ -60,6 +60,11 @@ struct hook_progs {
 	 */
 	const char *xo_entry[2];
 	unsigned int xo;
+	/*
+	 * Left out too where the mm's VMAs are a maple tree: the exit
+	 * programs walk it for the VMA themselves (bpf/maple.bpf.h).
+	 */
+	const char *xo_maple;
 };
 
 static const struct hook_progs hooks[JT_HOOK_MAX] = {
@@ -68,7 +73,8 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   { "jt_exit_mmap" },
 			   "perf_event_mmap",
 			   { "mmap_region" },
-			   JT_XO_MMAP },
+			   JT_XO_MMAP,
+			   "perf_event_mmap" },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect", "jt_exit_pkey_mprotect" },
@@ -663,10 +669,21 @@ static void select_syscall_exits(struct jt_probes *p)
 	}
 }
 
+/* Maple trees hold the VMAs since 6.1; mm_rb before. */
+static bool vmas_in_maple_tree(void)
+{
+	struct btf *btf = jt_vmlinux_btf();
+
+	return btf &&
+	       btf__find_by_name_kind(btf, "maple_type", BTF_KIND_ENUM) >= 0;
+}
+
 static bool xo_skips(const struct hook_progs *hp, const char *fn)
 {
 	return (hp->xo_entry[0] && !strcmp(fn, hp->xo_entry[0])) ||
-	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1]));
+	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1])) ||
+	       (hp->xo_maple && !strcmp(fn, hp->xo_maple) &&
+		vmas_in_maple_tree());
 }
 
 /* Load each hook's programs of its chosen tier and no others. */
