@@ -205,19 +205,20 @@ static __always_inline struct kcall *mmap_exit_only(const struct kargs *k,
  * mprotect): this task holds mmap_lock until mmap_region returns, so the
  * mm's tree holds the VMA it made. bpf_find_vma would wait for that lock.
  */
-static __always_inline void tree_vma(struct kcall *c, __u64 addr)
+static __always_inline bool tree_vma(struct kcall *c, __u64 addr)
 {
 	struct vma_ctx vc = {};
 
 #ifdef JT_LEGACY
 	if (jt_find_vma_once(addr, &vc))
-		return;
+		return false;
 #else
 	if (jt_maple_find_vma(addr, &vc))
-		return;
+		return false;
 #endif
 	c->vma = vc.vma;
 	c->file = (__u64)vc.file;
+	return true;
 }
 
 static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
@@ -228,9 +229,7 @@ static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 
 	if (!c)
 		return 0;
-	if (!IS_ERR_RET(ret) && !c->vma.end)
-		tree_vma(c, ret);
-	if (!IS_ERR_RET(ret) && !c->vma.end) {
+	if (!IS_ERR_RET(ret) && !c->vma.end && !tree_vma(c, ret)) {
 		c->flags |= JT_MF_VMA_BUSY;
 		jt_note_busy(ret);
 	}

@@ -74,7 +74,7 @@ struct count_cache {
 #define ROW_BATCH 32
 
 /*
- * Rows come from slabs, listed in the order made. As 200K mallocs they
+ * Rows come from slabs, listed slab by slab. As 200K mallocs they
  * were sorted in the table's order, a cache miss each, and freed one by
  * one, which had glibc consolidate its bins: 8% of report's time.
  */
@@ -467,7 +467,7 @@ static int group(struct report *r)
 	r->rows = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*r->rows));
 	if (!r->rows)
 		return -1;
-	/* In the order made: the sort reads them one after another. */
+	/* Slab by slab, newest first: the sort reads them one by one. */
 	for (sl = r->slabs; sl; sl = sl->next)
 		for (i = 0; i < sl->n; i++)
 			r->rows[r->n++] = &sl->rows[i];
