@@ -129,6 +129,12 @@ def spool_files(d):
     return sorted(glob.glob(os.path.join(d, "jittrace-*.pb.gz")))
 
 
+def spool_time(path):
+    """When a spooled window began: its seconds, then its restart suffix."""
+    m = re.search(r"-(\d{10})(?:\.(\d+))?\.pb\.gz$", path)
+    return int(m.group(1)), int(m.group(2) or 0)
+
+
 def test_agent_windows_name_each_tenant_of_a_reused_address():
     """Address reuse over time with only a perf-map: each 1 s window's
     profile names the function that was at the address in that window,
@@ -189,13 +195,28 @@ def test_agent_spool_rotates_and_is_never_partial():
         head, _ = pprof_raw(f)
         assert head["PeriodType"] == "cpu nanoseconds"
     # A restart with a full spool keeps to the limit from its first window.
-    before = set(files)
+    # The spool is made full whatever size the windows came to: an older
+    # window of the limit's size, which the first new window must push out.
+    full = os.path.join(spool, f"jittrace-{host}-1000000000.pb.gz")
+    with open(full, "wb") as f:
+        f.write(b"\0" * limit)
+    sizes = {f: os.path.getsize(f) for f in spool_files(spool)}
     with agent("-F", "99", "--window", "1", "--spool", spool,
                "--spool-max", "2K"):
-        wait_for("a window", lambda: set(spool_files(spool)) - before, 30)
+        wait_for("a window", lambda: set(spool_files(spool)) - set(sizes), 30)
     files = spool_files(spool)
-    assert sum(os.path.getsize(f) for f in files) <= limit or len(files) == 1
-    assert not before <= set(files)
+    assert full not in files, files
+    # Oldest first go: what is left is the newest windows that fit, or
+    # the newest alone.
+    for f in files:
+        sizes.setdefault(f, os.path.getsize(f))
+    order = sorted(sizes, key=spool_time)
+    keep = [order[-1]]
+    for f in reversed(order[:-1]):
+        if sum(sizes[k] for k in keep) + sizes[f] > limit:
+            break
+        keep.insert(0, f)
+    assert files == sorted(keep), (files, keep, sizes)
 
 
 class Sink(http.server.BaseHTTPRequestHandler):
