@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 #include <sys/mman.h>
 #include "jt_abi.h"
@@ -291,10 +292,105 @@ static void test_cow_overlay_and_sharing(void **state)
 	jt_aspace_put(as);
 }
 
+/* The region holding a, by a scan of them all. */
+static const struct jt_region *scan(const struct jt_aspace *as, uint64_t a)
+{
+	const struct jt_region *r;
+	size_t i;
+
+	for (i = 0; i < jt_aspace_count(as); i++)
+		if ((r = jt_aspace_nth(as, i))->start <= a && a < r->end)
+			return r;
+	return NULL;
+}
+
+/*
+ * The remembered region, if any, is one of the tree as it is now, not a
+ * node a change freed or copied away; and every page's first and last
+ * byte finds what a scan finds.
+ */
+static void assert_finds(const struct jt_aspace *as)
+{
+	const struct jt_region *g, *r;
+	uint64_t a;
+	int p;
+
+	if (as->hit)
+		assert_ptr_equal(as->hit, scan(as, as->hit->start));
+	for (p = 0; p < 72; p++)
+		for (a = P(p); a < P(p + 1); a += 4095) {
+			g = jt_aspace_find(as, a);
+			r = scan(as, a);
+			if (!r) {
+				assert_null(g);
+				continue;
+			}
+			assert_non_null(g);
+			assert_int_equal(g->start, r->start);
+			assert_int_equal(g->end, r->end);
+			assert_int_equal(g->prot, r->prot);
+		}
+}
+
+/*
+ * A lookup remembers its region for the next; every change forgets it.
+ * Random maps, protects, cuts, remaps and forks, each after a lookup
+ * inside the range it changes, and lookups after it agree with a scan,
+ * on both sides of a fork.
+ */
+static void test_find_after_every_change(void **state)
+{
+	struct jt_aspace *as = jt_aspace_new(), *child = NULL;
+	unsigned int seed = 3;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		int a = rand_r(&seed) % 64, n = 1 + rand_r(&seed) % 6;
+		uint32_t prot = rand_r(&seed) % 8;
+		struct jt_region r = region(a, a + n, prot, JT_RK_ANON);
+		struct jt_aspace *on = child && i % 2 ? child : as;
+
+		jt_aspace_find(on, P(a + rand_r(&seed) % n));
+		switch (rand_r(&seed) % 6) {
+		case 0:
+		case 1:
+			assert_int_equal(jt_aspace_map(on, &r), 0);
+			break;
+		case 2:
+			assert_int_equal(
+				jt_aspace_protect(on, P(a), P(a + n), prot), 0);
+			break;
+		case 3:
+			assert_int_equal(jt_aspace_cut(on, P(a), P(a + n)), 0);
+			break;
+		case 4:
+			/* In place, grown or shrunk; or moved. */
+			assert_int_equal(
+				jt_aspace_remap(on, P(a), n * 4096ULL,
+						i % 3 ? P(a) : P(64 - n),
+						(1 + rand_r(&seed) % 6) *
+							4096ULL,
+						false, i),
+				0);
+			break;
+		default:
+			jt_aspace_put(child);
+			child = jt_aspace_clone(as);
+			break;
+		}
+		assert_finds(as);
+		if (child)
+			assert_finds(child);
+	}
+	jt_aspace_put(child);
+	jt_aspace_put(as);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_and_find),
+		cmocka_unit_test(test_find_after_every_change),
 		cmocka_unit_test(test_split_then_merge_back),
 		cmocka_unit_test(test_protect_splits_one_region),
 		cmocka_unit_test(test_map_fixed_over_several),

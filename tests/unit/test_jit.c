@@ -581,7 +581,6 @@ static void test_table_flat_copy_kept_through_changes(void **state)
 			next = load_at(&t, at, &n, next,
 				       1 + rand_r(&seed) % 0x40) +
 			       rand_r(&seed) % 2 * 0x10;
-		assert_false(t.flat.valid);
 		for (i = 0; i < n / 8 + 16; i++)
 			jt_jittab_find(&t, 0);
 		assert_int_equal(t.flat.valid, n > 0);
@@ -590,9 +589,80 @@ static void test_table_flat_copy_kept_through_changes(void **state)
 	jt_jittab_free(&t);
 }
 
+/*
+ * Code loaded past every function, as runtimes load it, joins the flat
+ * copy at its end; a load among the functions, one too far away for
+ * the buckets, or one into a table a fork still shares, drops it. Every
+ * boundary names as a scan does throughout.
+ */
+static void test_table_flat_copy_takes_code_past_its_end(void **state)
+{
+	static uint64_t at[2 * 3000];
+	struct jt_jittab t = {}, child = {};
+	uint64_t next = 0x400000;
+	struct jt_jitsym s;
+	size_t n = 0, i;
+
+	for (i = 0; i < 1000; i++)
+		next = load_at(&t, at, &n, next, 0x30) + 0x10;
+	for (i = 0; i < n / 8 + 16; i++)
+		jt_jittab_find(&t, 0);
+	assert_true(t.flat.valid);
+	/* Past the end, a gap of empty buckets now and then: kept. */
+	for (i = 0; i < 400; i++) {
+		next = load_at(&t, at, &n, next, 0x30) + 0x10 +
+		       (i % 40 == 39) * 0x100;
+		assert_true(t.flat.valid);
+	}
+	assert_boundaries(&t, at, n);
+	/* Beyond the room the copy was made with: dropped, then remade. */
+	for (i = 0; i < 600; i++)
+		next = load_at(&t, at, &n, next, 0x20);
+	assert_false(t.flat.valid);
+	for (i = 0; i < n / 8 + 16; i++)
+		jt_jittab_find(&t, 0);
+	assert_true(t.flat.valid);
+	assert_boundaries(&t, at, n);
+	/* An empty function at the end still holds its start. */
+	s = sym(next, 0, "empty");
+	jt_jittab_load(&t, &s);
+	assert_true(t.flat.valid);
+	s = sym(next, 0x10, "after");
+	jt_jittab_load(&t, &s);
+	assert_false(t.flat.valid);
+	assert_int_equal(jt_treap_count(&t.t), n + 1);
+	assert_string_equal(jt_jittab_find(&t, next)->name, "after");
+	jt_jittab_cut(&t, next, next + 0x10);
+	/* A fork shares the nodes the copy points into: dropped. */
+	for (i = 0; i < n / 8 + 16; i++)
+		jt_jittab_find(&t, 0);
+	jt_jittab_copy(&child, &t);
+	next = load_at(&t, at, &n, next + 0x100, 0x20);
+	assert_false(t.flat.valid);
+	assert_null(jt_jittab_find(&child, at[2 * n - 2]));
+	jt_jittab_free(&child);
+	for (i = 0; i < n / 8 + 16; i++)
+		jt_jittab_find(&t, 0);
+	next = load_at(&t, at, &n, next, 0x20);
+	assert_true(t.flat.valid);
+	assert_boundaries(&t, at, n);
+	/* Far past the end: the buckets would outnumber the functions. */
+	next = load_at(&t, at, &n, next + ((uint64_t)1 << 40), 0x20);
+	assert_false(t.flat.valid);
+	/* Among the functions: not past the end. */
+	for (i = 0; i < n / 8 + 16; i++)
+		jt_jittab_find(&t, 0);
+	s = sym(at[0] + 0x30, 0x8, "between");
+	jt_jittab_load(&t, &s);
+	assert_false(t.flat.valid);
+	assert_string_equal(jt_jittab_find(&t, at[0] + 0x30)->name, "between");
+	jt_jittab_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_flat_copy_takes_code_past_its_end),
 		cmocka_unit_test(test_table_flat_copy_agrees),
 		cmocka_unit_test(test_table_flat_copy_of_every_size),
 		cmocka_unit_test(test_table_flat_copy_of_clusters),

@@ -62,6 +62,16 @@ static const struct jt_treap_ops region_ops = { dup_region, free_node };
 static const struct jt_treap_ops kvma_ops = { dup_kvma, free_node };
 static const struct jt_treap_ops cow_ops = { dup_cow, free_node };
 
+/*
+ * The regions, to change: the cached hit goes, since a change may free
+ * its node or copy it away from a tree a fork shares.
+ */
+static struct jt_treap *regions_w(struct jt_aspace *as)
+{
+	as->hit = NULL;
+	return &as->regions;
+}
+
 struct jt_aspace *jt_aspace_new(void)
 {
 	struct jt_aspace *as = calloc(1, sizeof(*as));
@@ -93,7 +103,7 @@ void jt_aspace_put(struct jt_aspace *as)
 {
 	if (!as || --as->refs > 0)
 		return;
-	jt_treap_clear(&as->regions);
+	jt_treap_clear(regions_w(as));
 	jt_treap_clear(&as->kvmas);
 	jt_treap_clear(&as->cow);
 	free(as);
@@ -102,15 +112,23 @@ void jt_aspace_put(struct jt_aspace *as)
 static const struct jt_region *region_at(const struct jt_aspace *as,
 					 uint64_t addr)
 {
-	struct jt_tnode *n = jt_treap_le(&as->regions, addr);
+	/* The hit is a cache of the tree, not part of its value. */
+	struct jt_aspace *cache = (struct jt_aspace *)as;
+	const struct jt_region *g = as->hit;
+	struct jt_tnode *n;
 
-	return n && addr < RNODE(n)->r.end ? &RNODE(n)->r : NULL;
+	if (g && g->start <= addr && addr < g->end)
+		return g;
+	n = jt_treap_le(&as->regions, addr);
+	if (!n || addr >= RNODE(n)->r.end)
+		return NULL;
+	return cache->hit = &RNODE(n)->r;
 }
 
 /* The region starting at start, as->regions' own to change. */
 static struct jt_region *region_mut(struct jt_aspace *as, uint64_t start)
 {
-	struct jt_tnode *n = jt_treap_mut(&as->regions, start);
+	struct jt_tnode *n = jt_treap_mut(regions_w(as), start);
 
 	return n ? &RNODE(n)->r : NULL;
 }
@@ -123,7 +141,7 @@ static int insert(struct jt_aspace *as, const struct jt_region *r)
 		return -ENOMEM;
 	n->r = *r;
 	n->t.key = r->start;
-	jt_treap_insert(&as->regions, &n->t);
+	jt_treap_insert(regions_w(as), &n->t);
 	return 0;
 }
 
@@ -295,7 +313,7 @@ int jt_aspace_cut(struct jt_aspace *as, uint64_t start, uint64_t end)
 	err = split2(as, start, end);
 	if (err)
 		return err;
-	jt_treap_drop(&as->regions, jt_treap_take(&as->regions, start, end));
+	jt_treap_drop(regions_w(as), jt_treap_take(regions_w(as), start, end));
 	return kvma_clear(as, start, end);
 }
 
@@ -324,9 +342,9 @@ int jt_aspace_protect(struct jt_aspace *as, uint64_t start, uint64_t end,
 
 	if (err)
 		return err;
-	sub = jt_treap_take(&as->regions, start, end);
-	jt_treap_walk_mut(&as->regions, &sub, set_prot, &prot);
-	jt_treap_join(&as->regions, sub);
+	sub = jt_treap_take(regions_w(as), start, end);
+	jt_treap_walk_mut(regions_w(as), &sub, set_prot, &prot);
+	jt_treap_join(regions_w(as), sub);
 	return 0;
 }
 
@@ -370,12 +388,12 @@ static int copy_range(struct jt_aspace *as, uint64_t old, uint64_t len,
 
 	if (err)
 		return err;
-	sub = jt_treap_take(&as->regions, old, old + len);
+	sub = jt_treap_take(regions_w(as), old, old + len);
 	c->n = 0;
 	c->r = malloc((sub ? sub->size : 1) * sizeof(*c->r));
 	if (c->r)
 		jt_treap_walk(sub, collect, c);
-	jt_treap_join(&as->regions, sub);
+	jt_treap_join(regions_w(as), sub);
 	return c->r ? 0 : -ENOMEM;
 }
 

@@ -65,6 +65,11 @@ struct jt_aspace {
 	struct jt_treap cow;	 /* private pages by address */
 	uint64_t fork_ns;	 /* the last fork, on either side of it */
 	int refs;		 /* processes sharing this mm (CLONE_VM) */
+	/*
+	 * The region the last lookup found: a process's samples come in
+	 * runs in one region. Every change to regions clears it.
+	 */
+	const struct jt_region *hit;
 };
 
 enum jt_sharing {

@@ -114,20 +114,23 @@ static int room(void *p, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+#define SLACK(n) ((n) + (n) / 2 + 16)
+
 static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
 {
 	size_t n = jt_treap_count(t);
 
 	if (!n)
 		return -ENOENT;
-	if (room(&f->span, &f->cap, n, sizeof(*f->span)) ||
-	    room(&f->sym, &f->sym_cap, n, sizeof(*f->sym)))
+	/* Room to spare for the code still to come (flat_append). */
+	if (room(&f->span, &f->cap, SLACK(n), sizeof(*f->span)) ||
+	    room(&f->sym, &f->sym_cap, SLACK(n), sizeof(*f->sym)))
 		goto nomem;
 	f->n = 0;
 	jt_treap_walk(t->root, flat_add, f);
 	f->shift = flat_shift(f);
 	f->nb = ((f->span[n - 1].start - f->span[0].start) >> f->shift) + 1;
-	if (room(&f->bucket, &f->bcap, f->nb + 1, sizeof(*f->bucket)))
+	if (room(&f->bucket, &f->bcap, SLACK(f->nb + 1), sizeof(*f->bucket)))
 		goto nomem;
 	flat_buckets(f);
 	f->valid = 1;
@@ -203,18 +206,62 @@ void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
 	jt_treap_drop(tree(t), jt_treap_take(tree(t), start, end));
 }
 
+/* Every node on the right spine is t's own: inserting there copies none. */
+static bool spine_owned(const struct jt_treap *t)
+{
+	const struct jt_tnode *n;
+
+	for (n = t->root; n; n = n->right)
+		if (n->refs != 1)
+			return false;
+	return true;
+}
+
+/*
+ * A load past every function, as runtimes mostly load code: the flat
+ * copy takes it at its end and stays, where a copy rebuilt each n/8
+ * lookups while code came walked the table each time. Only where the
+ * insert copied no node (the copy points into them), and while the
+ * arrays have room and the buckets stay no more than twice the
+ * functions; else the copy goes, as for any change.
+ */
+static bool flat_append(struct jt_jitflat *f, const struct symnode *n)
+{
+	uint64_t b = (n->s.start - f->span[0].start) >> f->shift;
+
+	if (f->n == f->cap || f->n == f->sym_cap || b + 2 > f->bcap ||
+	    b + 1 > 2 * (f->n + 1) + 16)
+		return false;
+	for (; f->nb <= b; f->nb++)
+		f->bucket[f->nb] = f->n;
+	f->span[f->n] = (struct jt_jitspan){ n->s.start, n->s.end, n->s.name };
+	f->sym[f->n++] = &n->s;
+	f->bucket[f->nb] = f->n;
+	return true;
+}
+
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 {
 	struct symnode *n = malloc(sizeof(*n));
+	bool append;
+	uint64_t end;
 
 	if (!n)
 		return -ENOMEM;
-	jt_jittab_cut(t, s->start, s->end > s->start ? s->end : s->start + 1);
+	/* An empty function still holds its start: no other may have it. */
+	end = s->end > s->start ? s->end : s->start + 1;
+	append = t->flat.valid && s->start >= t->max_end && spine_owned(&t->t);
+	if (s->start < t->max_end)
+		jt_jittab_cut(t, s->start, end);
+	if (end > t->max_end)
+		t->max_end = end;
 	n->s = *s;
 	n->t.key = s->start;
 	if (t->counted && s->name)
 		jt_name_ref(s->name);
 	jt_treap_insert(tree(t), &n->t);
+	if (append && flat_append(&t->flat, n))
+		t->flat.valid = 1;
 	return 0;
 }
 
@@ -317,6 +364,7 @@ int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
 	flat_free(&dst->flat);
 	jt_treap_share(&dst->t, &src->t);
+	dst->max_end = src->max_end;
 	dst->counted = src->counted;
 	dst->t.ops = src->counted ? &counted_ops : &sym_ops;
 	return 0;

@@ -58,6 +58,12 @@ struct jt_jitflat {
 struct jt_jittab {
 	struct jt_treap t; /* by start, never overlapping */
 	struct jt_jitflat flat;
+	/*
+	 * No function ends past this (it may end before: cuts leave it).
+	 * Runtimes load code at rising addresses, mostly: a load at or past
+	 * it has nothing to cut, and skips the search.
+	 */
+	uint64_t max_end;
 	/* Names are jt_name_get's: set before the first load. */
 	bool counted;
 };
