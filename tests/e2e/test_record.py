@@ -97,22 +97,46 @@ def test_sigkill_leaves_a_readable_file():
         rec.wait()
         subprocess.run(["pkill", "-f", "jitpages 6 30"])
     p = run([JT, "maps", "-i", data, "--json"])
-    assert "not finished" in p.stderr
+    assert "not finished" in p.stderr, p.stderr
     rows = json.loads(p.stdout)
     jit = [r for r in rows if r["origin"] == "mmap" and r["prot"] == "r-xp"
            and r["path"] is None]
     assert len(jit) == 6 and all(r["coalesced"] for r in jit)
 
 
+def record_starts(buf):
+    """Offsets of the records in a recording, after its preamble."""
+    off = struct.unpack_from("<I", buf, 12)[0]
+    starts = []
+    while off + 8 <= len(buf):
+        starts.append(off)
+        off += (struct.unpack_from("<I", buf, off + 4)[0] + 7) & ~7
+    return starts
+
+
 def test_truncated_file_says_where_it_stops():
     _, data = record([os.path.join(WL, "jitpages"), "3", "0.3"])
-    size = os.path.getsize(data)
     cut = os.path.join(TMP, "cut.data")
-    with open(data, "rb") as f, open(cut, "wb") as g:
-        # Inside the last records: kallsyms fills most of the start.
-        g.write(f.read(size - 200))
+    with open(data, "rb") as f:
+        buf = f.read()
+    # Inside the record before the end record (JT_REC_FINISH), in its
+    # header and past it: what a killed recorder leaves.
+    starts = record_starts(buf)
+    at = next(starts[i - 1] for i, o in enumerate(starts)
+              if struct.unpack_from("<I", buf, o)[0] == 5)
+    assert struct.unpack_from("<I", buf, at + 4)[0] > 12
+    with open(cut, "wb") as g:
+        g.write(buf[:at + 4])
+    p = run([JT, "script", "-i", cut])
+    assert f"not finished (recorder killed, or the file cut?): partial " \
+        f"record header at byte {at} of {at + 4}" in p.stderr, p.stderr
+    with open(cut, "wb") as g:
+        g.write(buf[:at + 12])
     p = run([JT, "script", "-i", cut, "--json"])
-    assert "at byte" in p.stderr and "showing the" in p.stderr, p.stderr
+    # It lost its end record too: a killed recorder leaves the same.
+    assert "not finished" in p.stderr and \
+        f"record cut short at byte {at} of {at + 12}" in p.stderr and \
+        "showing the" in p.stderr, p.stderr
     assert len(p.stdout.splitlines()) > 10
     with open(cut, "wb") as g:
         g.write(b"garbage, not a recording\n")

@@ -96,6 +96,7 @@ static void test_cut_at_every_byte_of_last_record(void **state)
 		assert_int_equal(jt_reader_open_mem(&r, buf, cut), 0);
 		assert_int_equal(count(&r), 2);
 		assert_int_equal(r.truncated, cut != last);
+		assert_int_equal(r.cut_at_end, cut != last);
 		if (cut != last)
 			assert_int_equal(r.stop_offset, last);
 	}
@@ -175,6 +176,8 @@ static void test_corrupt_sizes(void **state)
 		assert_int_equal(jt_reader_open_mem(&r, buf, len), 0);
 		assert_int_equal(count(&r), 2);
 		assert_true(r.truncated);
+		/* Bytes follow it: damage, not a writer that stopped. */
+		assert_false(r.cut_at_end);
 		assert_int_equal(r.stop_offset, last);
 	}
 	free(buf);

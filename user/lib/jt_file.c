@@ -350,8 +350,10 @@ int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 	if (r->pos == r->have)
 		return 0;
 	win = r->mem ? r->mem : r->buf;
-	if (r->have - r->pos < sizeof(h))
+	if (r->have - r->pos < sizeof(h)) {
+		r->cut_at_end = 1;
 		return stop(r, "partial record header");
+	}
 	memcpy(&h, win + r->pos, sizeof(h));
 	if (h.size < sizeof(h) || h.size > JT_REC_MAX)
 		return stop(r, "corrupt record size");
@@ -359,8 +361,10 @@ int jt_reader_next(struct jt_reader *r, struct jt_rec *rec)
 		return stop(r, "read error");
 	win = r->mem ? r->mem : r->buf;
 	left = r->have - r->pos;
-	if (h.size > left)
+	if (h.size > left) {
+		r->cut_at_end = 1;
 		return stop(r, "record cut short");
+	}
 	rec->type = h.type;
 	rec->len = h.size - sizeof(h);
 	rec->data = win + r->pos + sizeof(h);

@@ -220,6 +220,8 @@ struct jt_reader {
 	uint32_t version;
 	/* Set when iteration stopped before the end of the file. */
 	int truncated;
+	/* The input ends inside a record: what a killed writer leaves. */
+	int cut_at_end;
 	uint64_t stop_offset;
 	char why[128];
 };

@@ -1270,7 +1270,15 @@ int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 
 void jt_stream_warn(const struct jt_stream *s, const char *path)
 {
-	if (s->rd.truncated)
+	if (s->rd.truncated && s->rd.cut_at_end && !s->finished)
+		fprintf(stderr,
+			"jittrace: %s: recording was not finished (recorder "
+			"killed, or the file cut?): %s at byte %llu of %llu; "
+			"showing the %llu events before it\n",
+			path, s->rd.why, (unsigned long long)s->rd.stop_offset,
+			(unsigned long long)s->rd.size,
+			(unsigned long long)s->emitted);
+	else if (s->rd.truncated)
 		fprintf(stderr,
 			"jittrace: %s: %s at byte %llu of %llu; "
 			"showing the %llu events before it\n",
