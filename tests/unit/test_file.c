@@ -239,6 +239,45 @@ static void test_stream_orders_by_time(void **state)
 	jt_stream_free(&s);
 }
 
+/*
+ * Items put back are kept for reuse as long as the pool holds no more
+ * than are still out, or fewer than 4096: memory stays within twice
+ * what is live, and a window that swings by thousands is not malloc's.
+ */
+static size_t pool_after(size_t n)
+{
+	struct jt_item **out = calloc(n, sizeof(*out));
+	struct jt_writer w;
+	struct jt_stream s;
+	char msg[256];
+	size_t i, kept;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	for (i = 0; i < n; i++)
+		add_exit(&w, i + 1, 100 + i);
+	jt_writer_close(&w);
+	assert_int_equal(jt_stream_open(&s, path, msg, sizeof(msg)), 0);
+	for (i = 0; i < n; i++)
+		assert_non_null(out[i] = jt_stream_next(&s));
+	assert_null(jt_stream_next(&s));
+	assert_int_equal(s.nout, n);
+	for (i = 0; i < n; i++)
+		jt_stream_put(&s, out[i]);
+	assert_int_equal(s.nout, 0);
+	kept = s.npool;
+	jt_stream_free(&s);
+	free(out);
+	return kept;
+}
+
+static void test_stream_pool_follows_items_out(void **state)
+{
+	assert_int_equal(pool_after(3000), 3000);
+	assert_int_equal(pool_after(6000), 4096);
+	/* Each put back keeps it while the pool is under what is still out. */
+	assert_int_equal(pool_after(20000), 10000);
+}
+
 static void test_stream_rejects_non_recording(void **state)
 {
 	struct jt_stream s;
@@ -361,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_bad_preamble),
 		cmocka_unit_test(test_stream_orders_by_time),
+		cmocka_unit_test(test_stream_pool_follows_items_out),
 		cmocka_unit_test(test_stream_rejects_non_recording),
 	};
 	int fd = mkstemp(path), rc;

@@ -194,6 +194,7 @@ struct jt_stream {
 	size_t parked_cap;
 	struct jt_item *pool; /* free small items, linked through data */
 	size_t npool;
+	size_t nout; /* small items handed out and not yet put back */
 	struct jt_park_chunk *park_head; /* their payloads, in order */
 	struct jt_park_chunk *park_tail;
 	struct jt_strtab strs;
