@@ -95,6 +95,74 @@ static void test_many_symbols_keep_their_names(void **state)
 }
 
 /*
+ * In address order but for a tail (programs loaded last), as the kernel
+ * lists them: the tail falls into place before, between and after the
+ * start's symbols, and every symbol names its own span.
+ */
+static void test_a_late_tail_falls_into_place(void **state)
+{
+	size_t n = 5000, m = 300, i, len = 0;
+	uint64_t base = 0xffffffff81000000ULL;
+	char *text = malloc((n + m) * 48);
+	unsigned int seed = 9;
+	size_t *order = malloc(n * sizeof(*order));
+	struct jt_kallsyms k;
+
+	assert_non_null(text);
+	for (i = 0; i < n; i++) {
+		len += sprintf(text + len, "%016llx t s_%zu\n",
+			       (unsigned long long)(base + 32 * i), i);
+		order[i] = i;
+	}
+	/* Distinct slots, in random order; the first five before the start. */
+	for (i = 0; i < m; i++) {
+		size_t j = i + rand_r(&seed) % (n - i), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+		if (i < 5)
+			len += sprintf(
+				text + len, "%016llX T early_%zu\n",
+				(unsigned long long)(base - 16 * (i + 1)), i);
+		else
+			len += sprintf(
+				text + len, "%016llx t t_%zu\n",
+				(unsigned long long)(base + 32 * order[i] + 16),
+				order[i]);
+	}
+	load(&k, text);
+	assert_int_equal(k.n, n + m);
+	for (i = 1; i < k.n; i++)
+		assert_true(k.syms[i - 1].addr < k.syms[i].addr);
+	for (i = 0; i < n; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "s_%zu", i);
+		assert_string_equal(jt_kallsyms_find(&k, base + 32 * i + 15),
+				    want);
+	}
+	for (i = 5; i < m; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "t_%zu", order[i]);
+		assert_string_equal(
+			jt_kallsyms_find(&k, base + 32 * order[i] + 16), want);
+		assert_string_equal(
+			jt_kallsyms_find(&k, base + 32 * order[i] + 31), want);
+	}
+	for (i = 0; i < 5; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "early_%zu", i);
+		assert_string_equal(
+			jt_kallsyms_find(&k, base - 16 * (i + 1) + 15), want);
+	}
+	jt_kallsyms_free(&k);
+	free(order);
+	free(text);
+}
+
+/*
  * The recorder's own programs come with their length: past the end of the
  * last one in a pack is free space, named by nothing. The same program
  * read from /proc/kallsyms as well, and one that starts where another
@@ -151,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_each_span),
 		cmocka_unit_test(test_many_symbols_keep_their_names),
+		cmocka_unit_test(test_a_late_tail_falls_into_place),
 		cmocka_unit_test(test_a_programs_length_ends_its_span),
 		cmocka_unit_test(test_hidden_addresses_name_nothing),
 		cmocka_unit_test(test_a_corrupt_payload_is_refused),

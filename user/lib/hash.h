@@ -49,8 +49,11 @@ static inline void jt_hash_prefetch_val(const struct jt_hash *h, uint64_t hash)
 	const struct jt_hash_ent *e =
 		h->cap ? &h->e[hash & (h->cap - 1)] : NULL;
 
-	if (e && e->val && e->hash == hash)
+	/* Its first 64 bytes, which may lie across two lines. */
+	if (e && e->val && e->hash == hash) {
 		__builtin_prefetch(e->val);
+		__builtin_prefetch((const char *)e->val + 63);
+	}
 }
 
 uint64_t jt_hash_bytes(const void *p, size_t len);

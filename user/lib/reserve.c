@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include "lib/reserve.h"
 
-int jt_reserve(void *arr, size_t *cap, size_t need, size_t elem)
+int jt_reserve_grow(void *arr, size_t *cap, size_t need, size_t elem)
 {
 	void **p = arr, *n;
 	size_t c = *cap ? *cap : 16;

@@ -67,6 +67,12 @@ struct count_cache {
 	char s[48];
 };
 
+struct pid_cache {
+	uint32_t pid, nspid;
+	bool valid;
+	char s[24];
+};
+
 /*
  * Samples counted in batches: the table's slots and rows for all of a
  * batch are fetched before any is read, so their cache misses overlap.
@@ -104,6 +110,7 @@ struct report {
 	uint64_t batch_hash[ROW_BATCH];
 	size_t nbatch;
 	struct count_cache cc_samples, cc_children;
+	struct pid_cache pid_col;
 	struct row **rows; /* the groups, most samples first */
 	size_t n;
 	uint64_t total;
@@ -644,9 +651,23 @@ static const char *count_cols(const struct report *r, uint64_t v, bool share,
 	return c->s;
 }
 
+/* The pid column, as count_cols: rows of one process come in runs. */
+static const char *pid_col(const struct row *w, struct pid_cache *c)
+{
+	if (!c->valid || c->pid != w->pid || c->nspid != w->nspid) {
+		if (w->nspid)
+			snprintf(c->s, sizeof(c->s), "%u:%u", w->pid, w->nspid);
+		else
+			snprintf(c->s, sizeof(c->s), "%u", w->pid);
+		c->pid = w->pid;
+		c->nspid = w->nspid;
+		c->valid = true;
+	}
+	return c->s;
+}
+
 static void print_row(struct report *r, const struct row *w)
 {
-	char pid[32];
 
 	if (r->graph)
 		fputs_unlocked(
@@ -660,12 +681,8 @@ static void print_row(struct report *r, const struct row *w)
 	}
 	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
 	if (r->keys & K_PID) {
-		if (w->nspid)
-			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
-		else
-			snprintf(pid, sizeof(pid), "%u", w->pid);
 		putchar_unlocked(' ');
-		put_padded(pid, 7, false);
+		put_padded(pid_col(w, &r->pid_col), 7, false);
 	}
 	if (r->keys & K_DSO) {
 		fputs_unlocked("  ", stdout);
