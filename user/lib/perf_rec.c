@@ -35,35 +35,50 @@ static uint64_t take(struct cursor *c)
  * report's time. A recording has one sample_type: a thread's last layout
  * is nearly always the one it needs.
  */
+enum fixed_field {
+	F_IDENTIFIER,
+	F_IP,
+	F_TID,
+	F_TIME,
+	F_ADDR,
+	F_ID,
+	F_STREAM_ID,
+	F_CPU,
+	F_PERIOD,
+	F_MAX
+};
+
+/* In the order perf writes them. */
+static const uint64_t fixed_bit[F_MAX] = {
+	[F_IDENTIFIER] = PERF_SAMPLE_IDENTIFIER,
+	[F_IP] = PERF_SAMPLE_IP,
+	[F_TID] = PERF_SAMPLE_TID,
+	[F_TIME] = PERF_SAMPLE_TIME,
+	[F_ADDR] = PERF_SAMPLE_ADDR,
+	[F_ID] = PERF_SAMPLE_ID,
+	[F_STREAM_ID] = PERF_SAMPLE_STREAM_ID,
+	[F_CPU] = PERF_SAMPLE_CPU,
+	[F_PERIOD] = PERF_SAMPLE_PERIOD,
+};
+
 struct layout {
 	uint64_t st;
 	bool valid;
-	uint8_t fixed; /* words before the chain */
-	uint8_t ip, tid, time, addr, cpu, period;
+	uint8_t fixed;	   /* words before the chain */
+	uint8_t at[F_MAX]; /* each field's word, if present */
 };
 
 static void layout_of(struct layout *l, uint64_t st)
 {
-	uint8_t n = 0;
+	int f;
 
 	l->st = st;
 	l->valid = true;
-	n += !!(st & PERF_SAMPLE_IDENTIFIER);
-	l->ip = n;
-	n += !!(st & PERF_SAMPLE_IP);
-	l->tid = n;
-	n += !!(st & PERF_SAMPLE_TID);
-	l->time = n;
-	n += !!(st & PERF_SAMPLE_TIME);
-	l->addr = n;
-	n += !!(st & PERF_SAMPLE_ADDR);
-	n += !!(st & PERF_SAMPLE_ID);
-	n += !!(st & PERF_SAMPLE_STREAM_ID);
-	l->cpu = n;
-	n += !!(st & PERF_SAMPLE_CPU);
-	l->period = n;
-	n += !!(st & PERF_SAMPLE_PERIOD);
-	l->fixed = n;
+	l->fixed = 0;
+	for (f = 0; f < F_MAX; f++) {
+		l->at[f] = l->fixed;
+		l->fixed += !!(st & fixed_bit[f]);
+	}
 }
 
 static uint64_t word(const unsigned char *p, uint8_t at)
@@ -91,20 +106,20 @@ int jt_perf_sample(const void *rec, size_t len, uint64_t st,
 		return -EINVAL;
 	s->misc = h->misc;
 	if (st & PERF_SAMPLE_IP)
-		s->ip = word(p, l.ip);
+		s->ip = word(p, l.at[F_IP]);
 	if (st & PERF_SAMPLE_TID) {
-		tid = word(p, l.tid);
+		tid = word(p, l.at[F_TID]);
 		s->pid = (uint32_t)tid;
 		s->tid = tid >> 32;
 	}
 	if (st & PERF_SAMPLE_TIME)
-		s->time = word(p, l.time);
+		s->time = word(p, l.at[F_TIME]);
 	if (st & PERF_SAMPLE_ADDR)
-		s->addr = word(p, l.addr);
+		s->addr = word(p, l.at[F_ADDR]);
 	if (st & PERF_SAMPLE_CPU)
-		s->cpu = (uint32_t)word(p, l.cpu);
+		s->cpu = (uint32_t)word(p, l.at[F_CPU]);
 	if (st & PERF_SAMPLE_PERIOD)
-		s->period = word(p, l.period);
+		s->period = word(p, l.at[F_PERIOD]);
 	p += 8 * (size_t)l.fixed;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (end - p < 8)

@@ -130,14 +130,14 @@ static struct jt_item *new_item(struct jt_stream *s, uint16_t kind,
 
 void jt_stream_put(struct jt_stream *s, struct jt_item *it)
 {
-	if (it && it->pooled)
+	if (it && it->pooled) {
 		s->nout--;
-	if (it && it->pooled &&
-	    (s->npool < ITEM_POOL_MIN || s->npool < s->nout)) {
-		it->data = s->pool;
-		s->pool = it;
-		s->npool++;
-		return;
+		if (s->npool < ITEM_POOL_MIN || s->npool < s->nout) {
+			it->data = s->pool;
+			s->pool = it;
+			s->npool++;
+			return;
+		}
 	}
 	free(it);
 }
@@ -1281,19 +1281,16 @@ int jt_stream_open_mem(struct jt_stream *s, const void *buf, size_t len,
 
 void jt_stream_warn(const struct jt_stream *s, const char *path)
 {
-	if (s->rd.truncated && s->rd.cut_at_end && !s->finished)
+	if (s->rd.truncated)
 		fprintf(stderr,
-			"jittrace: %s: recording was not finished (recorder "
-			"killed, or the file cut?): %s at byte %llu of %llu; "
+			"jittrace: %s: %s%s at byte %llu of %llu; "
 			"showing the %llu events before it\n",
-			path, s->rd.why, (unsigned long long)s->rd.stop_offset,
-			(unsigned long long)s->rd.size,
-			(unsigned long long)s->emitted);
-	else if (s->rd.truncated)
-		fprintf(stderr,
-			"jittrace: %s: %s at byte %llu of %llu; "
-			"showing the %llu events before it\n",
-			path, s->rd.why, (unsigned long long)s->rd.stop_offset,
+			path,
+			s->rd.cut_at_end && !s->finished ?
+				"recording was not finished (recorder killed, "
+				"or the file cut?): " :
+				"",
+			s->rd.why, (unsigned long long)s->rd.stop_offset,
 			(unsigned long long)s->rd.size,
 			(unsigned long long)s->emitted);
 	else if (!s->finished)

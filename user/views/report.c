@@ -668,7 +668,6 @@ static const char *pid_col(const struct row *w, struct pid_cache *c)
 
 static void print_row(struct report *r, const struct row *w)
 {
-
 	if (r->graph)
 		fputs_unlocked(
 			count_cols(r, w->children, true, &r->cc_children),
