@@ -4,8 +4,10 @@
  * mmap_region sees every mapping the kernel makes, the ELF loader's in
  * execve included; perf_event_mmap hands over the VMA at the moment perf
  * is told about it; mprotect_fixup gives each piece an mprotect touches,
- * merged as the kernel merges it. Events keep the tracepoint tier's ABI,
- * so the model cannot tell the tiers apart except by what they see.
+ * merged as the kernel merges it. On a maple tree the fentry tier runs
+ * one exit per call and no more (JT_XO_TREE_*). Events keep the
+ * tracepoint tier's ABI, so the model cannot tell the tiers apart
+ * except by what they see.
  */
 #include "map_event.bpf.h"
 #include "ktier.bpf.h"
@@ -140,17 +142,17 @@ static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
  * chosen and len page-aligned. The syscall's prot and MAP_ flags are
  * rebuilt from vm_flags; the fd is not known here (-1).
  */
-static __always_inline void mmap_args(struct kcall *c, const struct kargs *k)
+static __always_inline void mmap_args(__u64 *args, const struct kargs *k)
 {
 	__u64 vmf = k->a[3];
 
-	c->args[0] = k->a[1];
-	c->args[1] = k->a[2];
-	c->args[2] = vmf & 7; /* VM_READ|WRITE|EXEC are PROT_ bits */
-	c->args[3] = (vmf & VM_MAYSHARE ? MAP_SHARED : MAP_PRIVATE) |
-		     (k->a[0] ? 0 : MAP_ANONYMOUS) | MAP_FIXED;
-	c->args[4] = (__u64)-1;
-	c->args[5] = k->a[4] << 12;
+	args[0] = k->a[1];
+	args[1] = k->a[2];
+	args[2] = vmf & 7; /* VM_READ|WRITE|EXEC are PROT_ bits */
+	args[3] = (vmf & VM_MAYSHARE ? MAP_SHARED : MAP_PRIVATE) |
+		  (k->a[0] ? 0 : MAP_ANONYMOUS) | MAP_FIXED;
+	args[4] = (__u64)-1;
+	args[5] = k->a[4] << 12;
 }
 
 /* shmat maps through do_mmap: its own event describes it. */
@@ -170,7 +172,7 @@ static __always_inline int on_mmap_region(const struct kargs *k)
 		c->type = 0;
 		return 0;
 	}
-	mmap_args(c, k);
+	mmap_args(c->args, k);
 	return 0;
 }
 
@@ -195,7 +197,7 @@ static __always_inline struct kcall *mmap_exit_only(const struct kargs *k,
 		__builtin_memset(c, 0, sizeof(*c));
 	c->type = JT_EV_MMAP;
 	c->flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
-	mmap_args(c, k);
+	mmap_args(c->args, k);
 	return c;
 }
 
@@ -205,7 +207,7 @@ static __always_inline struct kcall *mmap_exit_only(const struct kargs *k,
  * mprotect): this task holds mmap_lock until mmap_region returns, so the
  * mm's tree holds the VMA it made. bpf_find_vma would wait for that lock.
  */
-static __always_inline bool tree_vma(struct kcall *c, __u64 addr)
+static __always_inline bool tree_vma(struct vma_ctx *out, __u64 addr)
 {
 	struct vma_ctx vc = {};
 
@@ -216,22 +218,49 @@ static __always_inline bool tree_vma(struct kcall *c, __u64 addr)
 	if (jt_maple_find_vma(addr, &vc))
 		return false;
 #endif
-	c->vma = vc.vma;
-	c->file = (__u64)vc.file;
+	*out = vc;
 	return true;
+}
+
+/*
+ * Exit only, on a maple tree: no other program saw this call, so the
+ * event is all this exit's, built in the ring with no per-task slot.
+ */
+static __always_inline int mmap_tree_exit(const struct kargs *k, __u64 ret)
+{
+	struct map_call c = {};
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32) || in_shmat())
+		return 0;
+	mmap_args(c.args, k);
+	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	if (!IS_ERR_RET(ret) && !tree_vma(&c.first, ret)) {
+		c.flags |= JT_MF_VMA_BUSY;
+		jt_note_busy(ret);
+	}
+	c.last = c.first.vma;
+	return emit_map_call(&c, JT_EV_MMAP, ret);
 }
 
 static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 {
-	struct kcall *c = k && (exit_only & JT_XO_MMAP) ?
-				  mmap_exit_only(k, ret) :
-				  kcall_of(JT_EV_MMAP);
+	struct vma_ctx vc;
+	struct kcall *c;
 
+	if (k && (exit_only & JT_XO_TREE_MMAP))
+		return mmap_tree_exit(k, ret);
+	c = k && (exit_only & JT_XO_MMAP) ? mmap_exit_only(k, ret) :
+					    kcall_of(JT_EV_MMAP);
 	if (!c)
 		return 0;
-	if (!IS_ERR_RET(ret) && !c->vma.end && !tree_vma(c, ret)) {
-		c->flags |= JT_MF_VMA_BUSY;
-		jt_note_busy(ret);
+	if (!IS_ERR_RET(ret) && !c->vma.end) {
+		if (tree_vma(&vc, ret)) {
+			c->vma = vc.vma;
+			c->file = (__u64)vc.file;
+		} else {
+			c->flags |= JT_MF_VMA_BUSY;
+			jt_note_busy(ret);
+		}
 	}
 	c->vma_last = c->vma;
 	return kcall_emit(c, ret, false);
@@ -269,14 +298,13 @@ static __always_inline int on_perf_event_mmap(const struct kargs *k)
 }
 
 /* do_mprotect_pkey(start, len, prot, pkey): mprotect and pkey_mprotect. */
-static __always_inline void mprotect_args(struct kcall *c,
-					  const struct kargs *k)
+static __always_inline void mprotect_args(__u64 *args, const struct kargs *k)
 {
-	c->args[0] = k->a[0];
-	c->args[1] = k->a[1];
-	c->args[2] = k->a[2];
+	args[0] = k->a[0];
+	args[1] = k->a[1];
+	args[2] = k->a[2];
 	/* -1: plain mprotect */
-	c->args[3] = mprotect_no_pkey ? (__u64)-1 : (__u64)(__s64)(int)k->a[3];
+	args[3] = mprotect_no_pkey ? (__u64)-1 : (__u64)(__s64)(int)k->a[3];
 }
 
 static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
@@ -284,7 +312,7 @@ static __always_inline int on_do_mprotect_pkey(const struct kargs *k)
 	struct kcall *c = kcall_begin(JT_EV_MPROTECT);
 
 	if (c)
-		mprotect_args(c, k);
+		mprotect_args(c->args, k);
 	return 0;
 }
 
@@ -376,17 +404,35 @@ static __always_inline void drop_unless(struct jt_vma *v, __u64 addr)
 		__builtin_memset(v, 0, sizeof(*v));
 }
 
+/*
+ * Exit only, on a maple tree, with no program on the pieces: the VMAs
+ * are looked up once mmap_lock is free, as the tracepoint tier does.
+ */
+static __always_inline int mprotect_lookup_exit(const struct kargs *k, int ret)
+{
+	struct map_call c = {};
+
+	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	mprotect_args(c.args, k);
+	c.flags = result_vmas(JT_EV_MPROTECT, c.args, ret, &c.first, &c.last);
+	return emit_map_call(&c, JT_EV_MPROTECT, ret);
+}
+
 static __always_inline int ret_do_mprotect_pkey(const struct kargs *k,
 						__u64 ret)
 {
 	bool xo = k && (exit_only & JT_XO_MPROTECT);
-	struct kcall *c = xo ? mprotect_call(false) : kcall_of(JT_EV_MPROTECT);
+	struct kcall *c;
 	__u64 first, last;
 
+	if (k && (exit_only & JT_XO_TREE_MPROTECT))
+		return mprotect_lookup_exit(k, (int)ret);
+	c = xo ? mprotect_call(false) : kcall_of(JT_EV_MPROTECT);
 	if (!c)
 		return 0;
 	if (xo)
-		mprotect_args(c, k);
+		mprotect_args(c->args, k);
 	first = c->args[0];
 	last = first + JT_PAGE_ALIGN(c->args[1]) - 1;
 	if (xo) {

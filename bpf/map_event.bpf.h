@@ -80,4 +80,71 @@ static __always_inline void find_vmas(struct jt_scratch *s,
 		ev->path_len = jt_fill_file(s, ev, c.file);
 }
 
+/* What one call asked for and what the kernel made of it. */
+struct map_call {
+	__u64 args[6];
+	struct vma_ctx first;
+	struct jt_vma last;
+	__u32 flags;
+};
+
+/* Every field: ring memory is not zeroed, and memset cost a store a word. */
+static __always_inline void map_fill(struct jt_map_event *ev,
+				     const struct map_call *c, __u32 type,
+				     __s64 ret)
+{
+	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
+	jt_fill_hdr(&ev->h, type, sizeof(*ev));
+	ev->result = ret;
+	ev->vma = c->first.vma;
+	ev->vma_last = c->last;
+	ev->dev = 0;
+	ev->ino = 0;
+	ev->flags = c->flags;
+	ev->path_len = 0;
+}
+
+/* A file's path is walked into the scratch buffer, then copied out. */
+static __always_inline int emit_map_file(const struct map_call *c, __u32 type,
+					 __s64 ret)
+{
+	struct jt_scratch *s = jt_scratch();
+	struct jt_map_event *ev;
+
+	if (!s) {
+		jt_count_lost();
+		return 0;
+	}
+	ev = &s->map;
+	map_fill(ev, c, type, ret);
+	ev->path_len = jt_fill_file(s, ev, c->first.file);
+	ev->h.size = sizeof(*ev) + ev->path_len;
+	jt_emit_wake(ev, sizeof(*ev) + (ev->path_len & (JT_PATH_MAX - 1)),
+		     c->flags & JT_MF_VMA_BUSY);
+	return 0;
+}
+
+/*
+ * Emit a call whose VMAs are found. One with no file (anonymous memory,
+ * munmap) is built in the ring, with no copy.
+ */
+static __always_inline int emit_map_call(const struct map_call *c, __u32 type,
+					 __s64 ret)
+{
+	struct jt_map_event *ev;
+
+	if (c->first.file && type != JT_EV_BRK)
+		return emit_map_file(c, type, ret);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		jt_count_lost();
+		return 0;
+	}
+	map_fill(ev, c, type, ret);
+	/* A busy lookup: the recorder reads the VMAs while they are there. */
+	bpf_ringbuf_submit(ev, c->flags & JT_MF_VMA_BUSY ? BPF_RB_FORCE_WAKEUP :
+							   jt_wake_flags());
+	return 0;
+}
+
 #endif

@@ -105,6 +105,13 @@ enum jt_exit_only {
 	JT_XO_MMAP = 1 << 0,	 /* no fentry on mmap_region */
 	JT_XO_MPROTECT = 1 << 1, /* none on mprotect_fixup, do_mprotect_pkey */
 	JT_XO_MUNMAP = 1 << 2,	 /* no fentry on __vm_munmap */
+	/*
+	 * VMAs in a maple tree: no program on perf_event_mmap, nor on
+	 * mprotect_fixup; the call's exit finds its VMAs and builds the
+	 * event alone, with no per-task slot.
+	 */
+	JT_XO_TREE_MMAP = 1 << 3,
+	JT_XO_TREE_MPROTECT = 1 << 4,
 };
 
 enum jt_map_flags {

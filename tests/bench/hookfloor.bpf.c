@@ -2,7 +2,9 @@
 /*
  * The floor under jittrace's mmap path: what a syscall-exit tracepoint
  * program costs here with nothing in it, with one ring record of a map
- * event's size, and with that plus one VMA lookup. The bench runs the
+ * event's size, and with that plus one VMA lookup; and the same first
+ * two as fexit programs on the kernel functions the fentry tier probes,
+ * where a trampoline stands in for the tracepoint. The bench runs the
  * same loop under each (tests/bench/hookfloor.c).
  */
 #include "vmlinux.h"
@@ -60,6 +62,32 @@ int floor_mprotect(struct trace_event_raw_sys_exit *ctx)
 
 SEC("tracepoint/syscalls/sys_exit_munmap")
 int floor_munmap(struct trace_event_raw_sys_exit *ctx)
+{
+	return hook(0);
+}
+
+static __always_inline int kfn_hook(__u64 *ctx)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	return hook(ret);
+}
+
+SEC("fexit/mmap_region")
+int floor_fx_mmap(__u64 *ctx)
+{
+	return kfn_hook(ctx);
+}
+
+SEC("fexit/do_mprotect_pkey")
+int floor_fx_mprotect(__u64 *ctx)
+{
+	return kfn_hook(ctx);
+}
+
+SEC("fexit/__vm_munmap")
+int floor_fx_munmap(__u64 *ctx)
 {
 	return hook(0);
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * hookfloor MODE -- CMD...: run CMD (as nobody) with tests/bench/
- * hookfloor.bpf.c's programs attached in MODE (empty, ring, lookup), and
+ * hookfloor.bpf.c's programs attached in MODE (empty, ring, lookup at
+ * the syscall tracepoints; fexit-empty, fexit-ring on kernel functions), and
  * read their ring as a recorder would, so that the bench can say what
  * the hooks alone cost on the mmap loop, beside jittrace and perf.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -16,7 +18,19 @@
 #include <bpf/libbpf.h>
 #include "hookfloor.skel.h"
 
-static const char *const modes[] = { "empty", "ring", "lookup" };
+static const char *const modes[] = { "empty", "ring", "lookup", "fexit-empty",
+				     "fexit-ring" };
+#define NMODES 5
+#define FEXIT_MODE 3 /* the first of the fexit modes */
+
+/* One family of programs per run: the tracepoints, or the fexits. */
+static void pick_family(struct hookfloor_bpf *skel, bool fexit)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, skel->obj) bpf_program__set_autoload(
+		p, fexit == !!strstr(bpf_program__name(p), "_fx_"));
+}
 
 static int drop(void *ctx, void *data, size_t size)
 {
@@ -57,19 +71,20 @@ int main(int argc, char **argv)
 	int mode, go = -1, status;
 	pid_t pid;
 
-	for (mode = 0; argc > 3 && mode < 3; mode++)
+	for (mode = 0; argc > 3 && mode < NMODES; mode++)
 		if (!strcmp(argv[1], modes[mode]))
 			break;
-	if (argc < 4 || mode == 3 || strcmp(argv[2], "--")) {
-		fprintf(stderr,
-			"usage: hookfloor empty|ring|lookup -- CMD...\n");
+	if (argc < 4 || mode == NMODES || strcmp(argv[2], "--")) {
+		fprintf(stderr, "usage: hookfloor empty|ring|lookup|"
+				"fexit-empty|fexit-ring -- CMD...\n");
 		return 2;
 	}
 	pid = spawn(argv + 3, &go);
 	skel = hookfloor_bpf__open();
 	if (pid < 0 || !skel)
 		return 1;
-	skel->rodata->mode = mode;
+	pick_family(skel, mode >= FEXIT_MODE);
+	skel->rodata->mode = mode >= FEXIT_MODE ? mode - FEXIT_MODE : mode;
 	skel->rodata->pid = pid;
 	if (hookfloor_bpf__load(skel) || hookfloor_bpf__attach(skel)) {
 		fprintf(stderr, "hookfloor: cannot load: %s\n",

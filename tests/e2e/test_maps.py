@@ -147,15 +147,16 @@ def test_maps_at_time_shows_the_past():
 
 # Per tier, the programs of the mmap, mprotect and munmap hooks
 # (user/record/probes.c). The fentry tier has exit programs only; it
-# runs one on perf_event_mmap only where the VMAs are an rb-tree, since
-# mmap_region's exit walks a maple tree itself. kretprobes cannot read
-# arguments, so the kprobe tier keeps its entry programs.
+# runs one on perf_event_mmap and one on mprotect_fixup only where the
+# VMAs are an rb-tree, since on a maple tree mmap_region's exit walks
+# the tree and do_mprotect_pkey's looks its VMAs up. kretprobes cannot
+# read arguments, so the kprobe tier keeps its entry programs.
 HOOK_PROGRAMS = {
     "tracepoint": {"mmap": ["jt_exit_mmap"],
                    "mprotect": ["jt_exit_mprotect", "jt_exit_pkey_mprotect"],
                    "munmap": ["jt_exit_munmap"]},
     "fentry": {"mmap": ["jt_fx_mmap_region"],
-               "mprotect": ["jt_fx_do_mprotect_pkey", "jt_fx_mprotect_fixup"],
+               "mprotect": ["jt_fx_do_mprotect_pkey"],
                "munmap": ["jt_fx___vm_munmap"]},
     "kprobe": {"mmap": ["jt_kp_mmap_region", "jt_kr_mmap_region",
                         "jt_kp_perf_event_mmap"],
@@ -195,7 +196,8 @@ def test_mapops_hooks_load_only_their_tiers_programs():
             # arm64 6.1 has no protection keys, and no pkey_mprotect.
             names = [n for n in names if n != "jt_exit_pkey_mprotect"]
         if said[hook] == "fentry" and not vmas_in_maple_tree():
-            names = names + ["jt_fe_perf_event_mmap"]
+            names = names + {"mmap": ["jt_fe_perf_event_mmap"],
+                             "mprotect": ["jt_fx_mprotect_fixup"]}.get(hook, [])
         if said[hook] == "kprobe" and said["programs"] == "legacy" and \
                 "jt_kp_perf_event_mmap" not in loaded:
             # 5.10 refuses a kprobe on perf_event_mmap: mmap_region's

@@ -18,7 +18,7 @@ dir=$build/vm/$1
 sh "$here/vm.sh" prepare "$2" "$dir" || exit 1
 res=$dir/bench
 rm -rf "$res" && mkdir -p "$res"
-echo "sh $here/bench-guest.sh $build ${RUNS:-5}" >"$res/cmd.sh"
+echo "sh $here/bench-guest.sh $build ${RUNS:-7}" >"$res/cmd.sh"
 sh "$here/vm.sh" run "$dir" "$res" 1800 || exit 1
-echo "probe tiers on $(cat "$dir/release") under qemu TCG (median of ${RUNS:-5}):"
+echo "probe tiers on $(cat "$dir/release") under qemu TCG (${RUNS:-7} runs each):"
 cat "$res/out.log"

@@ -61,10 +61,13 @@ struct hook_progs {
 	const char *xo_entry[2];
 	unsigned int xo;
 	/*
-	 * Left out too where the mm's VMAs are a maple tree: the exit
-	 * programs walk it for the VMA themselves (bpf/maple.bpf.h).
+	 * Left out too, entry and exit, where the mm's VMAs are a maple
+	 * tree; then xo_tree tells the call's exit to find its VMAs and
+	 * build the event alone (mmap_region's walks the tree, which its
+	 * task holds locked; do_mprotect_pkey's looks them up unlocked).
 	 */
 	const char *xo_maple;
+	unsigned int xo_tree;
 };
 
 static const struct hook_progs hooks[JT_HOOK_MAX] = {
@@ -74,13 +77,16 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   "perf_event_mmap",
 			   { "mmap_region" },
 			   JT_XO_MMAP,
-			   "perf_event_mmap" },
+			   "perf_event_mmap",
+			   JT_XO_TREE_MMAP },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect", "jt_exit_pkey_mprotect" },
 			       NULL,
 			       { "mprotect_fixup", "do_mprotect_pkey" },
-			       JT_XO_MPROTECT },
+			       JT_XO_MPROTECT,
+			       "mprotect_fixup",
+			       JT_XO_TREE_MPROTECT },
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
 			     { "jt_exit_munmap" },
@@ -678,12 +684,17 @@ static bool vmas_in_maple_tree(void)
 	       btf__find_by_name_kind(btf, "maple_type", BTF_KIND_ENUM) >= 0;
 }
 
+static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
+{
+	return hp->xo_maple && !strcmp(fn, hp->xo_maple) &&
+	       vmas_in_maple_tree();
+}
+
 static bool xo_skips(const struct hook_progs *hp, const char *fn)
 {
 	return (hp->xo_entry[0] && !strcmp(fn, hp->xo_entry[0])) ||
 	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1])) ||
-	       (hp->xo_maple && !strcmp(fn, hp->xo_maple) &&
-		vmas_in_maple_tree());
+	       xo_maple_skips(hp, fn);
 }
 
 /* Load each hook's programs of its chosen tier and no others. */
@@ -699,6 +710,8 @@ static void select_programs(struct jt_probes *p)
 
 		if (xo)
 			p->skel->rodata->exit_only |= hp->xo;
+		if (xo && hp->xo_maple && vmas_in_maple_tree())
+			p->skel->rodata->exit_only |= hp->xo_tree;
 		for (i = 0; i < 5 && hp->tp[i]; i++)
 			set_autoload(obj, "%s", hp->tp[i],
 				     t == JT_TIER_TRACEPOINT);
@@ -725,10 +738,11 @@ static void select_programs(struct jt_probes *p)
 			const char *to = t == JT_TIER_FENTRY ?
 						 jt_kfn_target(hp->kret[i]) :
 						 hp->kret[i];
+			bool skip = xo && xo_maple_skips(hp, hp->kret[i]);
 			struct bpf_program *fx;
 
 			set_autoload(obj, "jt_fx_%s", hp->kret[i],
-				     t == JT_TIER_FENTRY);
+				     t == JT_TIER_FENTRY && !skip);
 			fx = to != hp->kret[i] ?
 				     prog_named(obj, "jt_fx_%s", hp->kret[i]) :
 				     NULL;
