@@ -246,6 +246,15 @@ def check_doctor(name, res, tests):
             assert "lacks what jittrace's BPF programs use" in text, text
             for hook, tier, why in hooks:
                 assert tier == "NONE" and any(m in why for m in missing), (hook, why)
+        # The functions a hook is "on" are those its tier probes: the
+        # fentry tier of a maple-tree kernel (6.1+) leaves these two out.
+        for hook, tier, why in hooks:
+            fn = {"mmap": "perf_event_mmap", "mprotect": "mprotect_fixup"}.get(hook)
+            on = why.split(";")[0].split()
+            if fn and tier == "fentry":
+                assert (fn in on) == (kernel < version("6.1")), (hook, why)
+            elif fn and tier == "kprobe":
+                assert fn in on, (hook, why)
         report("ok", f"{name}:doctor", f"exit {rc}; missing: {', '.join(missing) or 'none'}")
     except (AssertionError, OSError, ValueError, AttributeError) as e:
         report("FAIL", f"{name}:doctor", str(e)[-600:] + verifier_said(res))

@@ -155,8 +155,9 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 		n = snprintf(buf, len, "on");
 	if (p->tier[h] != JT_TIER_TRACEPOINT)
 		for (; *fn && n < len; fn++)
-			n += snprintf(buf + n, len - n, " %s",
-				      jt_kfn_target(*fn));
+			if (jt_probes_use_fn(p, h, *fn))
+				n += snprintf(buf + n, len - n, " %s",
+					      jt_kfn_target(*fn));
 	if (p->why[h][0] && n < len)
 		snprintf(buf + n, len - n, "%s%s",
 			 p->tier[h] == JT_TIER_TRACEPOINT ? "" : "; ",

@@ -697,6 +697,14 @@ static bool xo_skips(const struct hook_progs *hp, const char *fn)
 	       xo_maple_skips(hp, fn);
 }
 
+bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h, const char *fn)
+{
+	const struct hook_progs *hp = &hooks[h];
+
+	return !(p->tier[h] == JT_TIER_FENTRY && hp->xo && !p->legacy &&
+		 xo_maple_skips(hp, fn));
+}
+
 /* Load each hook's programs of its chosen tier and no others. */
 static void select_programs(struct jt_probes *p)
 {

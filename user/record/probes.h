@@ -64,6 +64,9 @@ int jt_tier_want_parse(const char *s);
 int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow);
 /* Kernel functions a hook's kernel tier attaches to, NULL-terminated. */
 const char *const *jt_hook_kernel_fns(enum jt_hook h);
+/* Whether the hook's chosen tier puts a program on kernel function fn. */
+bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h,
+		      const char *fn);
 struct btf;
 /* The running kernel's BTF, parsed once; NULL if it has none. */
 struct btf *jt_vmlinux_btf(void);
