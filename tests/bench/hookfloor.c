@@ -2,14 +2,15 @@
 /*
  * hookfloor MODE -- CMD...: run CMD (as nobody) with tests/bench/
  * hookfloor.bpf.c's programs attached in MODE (empty, ring, lookup at
- * the syscall tracepoints; fexit-empty, fexit-ring on kernel functions), and
- * read their ring as a recorder would, so that the bench can say what
- * the hooks alone cost on the mmap loop, beside jittrace and perf.
+ * the syscall tracepoints; fexit-empty, fexit-ring on the kernel
+ * functions), and read their ring as a recorder would, so that the
+ * bench can say what the hooks alone cost on the mmap loop, beside
+ * jittrace and perf.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,9 @@ static void pick_family(struct hookfloor_bpf *skel, bool fexit)
 {
 	struct bpf_program *p;
 
-	bpf_object__for_each_program(p, skel->obj) bpf_program__set_autoload(
-		p, fexit == !!strstr(bpf_program__name(p), "_fx_"));
+	bpf_object__for_each_program (p, skel->obj)
+		bpf_program__set_autoload(
+			p, fexit == !!strstr(bpf_program__name(p), "_fx_"));
 }
 
 static int drop(void *ctx, void *data, size_t size)

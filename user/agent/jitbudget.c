@@ -43,8 +43,7 @@ static struct jit_use *least_recent(struct jt_jitbudget *b)
 	struct jit_use *best = NULL, *u;
 	size_t i;
 
-	jt_hash_for_each(&b->procs, i)
-	{
+	jt_hash_for_each (&b->procs, i) {
 		u = b->procs.e[i].val;
 		if (!u->evicted && u->syms &&
 		    (!best || u->last_sample < best->last_sample))
@@ -105,6 +104,7 @@ void jt_jitbudget_free(struct jt_jitbudget *b)
 {
 	size_t i;
 
-	jt_hash_for_each(&b->procs, i) free(b->procs.e[i].val);
+	jt_hash_for_each (&b->procs, i)
+		free(b->procs.e[i].val);
 	jt_hash_free(&b->procs);
 }

@@ -233,7 +233,8 @@ static void owners_free(struct jt_profile_req *r)
 {
 	size_t i;
 
-	jt_hash_for_each(&r->owners, i) free(r->owners.e[i].val);
+	jt_hash_for_each (&r->owners, i)
+		free(r->owners.e[i].val);
 	jt_hash_free(&r->owners);
 }
 

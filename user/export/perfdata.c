@@ -726,8 +726,7 @@ static void build_ids(struct jt_perfdata *w)
 {
 	size_t i;
 
-	jt_hash_for_each(&w->bids, i)
-	{
+	jt_hash_for_each (&w->bids, i) {
 		const struct bid_file *f = w->bids.e[i].val;
 		struct {
 			struct perf_event_header h;
@@ -879,17 +878,18 @@ void jt_perfdata_abort(struct jt_perfdata *w)
 		jt_jitdir_remove(w->jitdir_fd, w->jitdir);
 	if (w->jitdir_fd >= 0)
 		close(w->jitdir_fd);
-	jt_hash_for_each(&w->bids, i) free(w->bids.e[i].val);
+	jt_hash_for_each (&w->bids, i)
+		free(w->bids.e[i].val);
 	jt_hash_free(&w->bids);
-	jt_hash_for_each(&w->elves, i)
-	{
+	jt_hash_for_each (&w->elves, i) {
 		struct jit_file *f = w->elves.e[i].val;
 
 		free(f->path);
 		free(f);
 	}
 	jt_hash_free(&w->elves);
-	jt_hash_for_each(&w->early, i) free(w->early.e[i].val);
+	jt_hash_for_each (&w->early, i)
+		free(w->early.e[i].val);
 	jt_hash_free(&w->early);
 	free(w->buf);
 	free(w->path);

@@ -637,7 +637,8 @@ void jt_pprof_free(struct jt_pprof *p)
 
 	if (!p)
 		return;
-	jt_hash_for_each(&p->str_idx, i) free(p->str_idx.e[i].val);
+	jt_hash_for_each (&p->str_idx, i)
+		free(p->str_idx.e[i].val);
 	jt_hash_free(&p->str_idx);
 	for (i = 0; i < p->nfn; i++)
 		free(p->fn[i]);

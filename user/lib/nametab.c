@@ -110,7 +110,8 @@ void jt_nametab_free(struct jt_nametab *t)
 {
 	size_t i;
 
-	jt_hash_for_each(&t->h, i) free(t->h.e[i].val);
+	jt_hash_for_each (&t->h, i)
+		free(t->h.e[i].val);
 	jt_hash_free(&t->h);
 	memset(t, 0, sizeof(*t));
 }

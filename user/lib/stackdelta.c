@@ -220,8 +220,7 @@ void jt_stackdelta_reset(struct jt_stackdelta *d)
 {
 	size_t i;
 
-	jt_hash_for_each(&d->by_tid, i)
-	{
+	jt_hash_for_each (&d->by_tid, i) {
 		struct prev *p = d->by_tid.e[i].val;
 
 		free(p->buf);

@@ -38,6 +38,7 @@ void jt_strtab_free(struct jt_strtab *t)
 {
 	size_t i;
 
-	jt_hash_for_each(&t->h, i) free(t->h.e[i].val);
+	jt_hash_for_each (&t->h, i)
+		free(t->h.e[i].val);
 	jt_hash_free(&t->h);
 }

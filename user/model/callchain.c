@@ -512,15 +512,15 @@ void jt_chains_free(struct jt_chains *c)
 {
 	size_t i;
 
-	jt_hash_for_each(&c->jitcfi, i)
-	{
+	jt_hash_for_each (&c->jitcfi, i) {
 		struct jitcfi_proc *p = c->jitcfi.e[i].val;
 
 		jt_treap_clear(&p->t);
 		free(p);
 	}
 	jt_hash_free(&c->jitcfi);
-	jt_hash_for_each(&c->python, i) free(c->python.e[i].val);
+	jt_hash_for_each (&c->python, i)
+		free(c->python.e[i].val);
 	jt_hash_free(&c->python);
 	memset(c, 0, sizeof(*c));
 }

@@ -115,8 +115,7 @@ void jt_cfistore_free(struct jt_cfistore *c)
 	size_t i;
 	int k;
 
-	jt_hash_for_each(&c->objs, i)
-	{
+	jt_hash_for_each (&c->objs, i) {
 		struct cfi_obj *o = c->objs.e[i].val;
 
 		for (k = 0; k < JT_CFI_NKINDS; k++)

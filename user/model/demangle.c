@@ -49,6 +49,7 @@ void jt_demangler_free(struct jt_demangler *d)
 {
 	size_t i;
 
-	jt_hash_for_each(&d->done, i) free(d->done.e[i].val);
+	jt_hash_for_each (&d->done, i)
+		free(d->done.e[i].val);
 	jt_hash_free(&d->done);
 }

@@ -129,6 +129,7 @@ void jt_inlines_free(struct jt_inlines *c)
 {
 	size_t i;
 
-	jt_hash_for_each(&c->at, i) free(c->at.e[i].val);
+	jt_hash_for_each (&c->at, i)
+		free(c->at.e[i].val);
 	jt_hash_free(&c->at);
 }

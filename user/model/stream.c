@@ -1204,7 +1204,7 @@ static struct jt_item *unread_at_end(struct jt_stream *s)
 	if (s->unread_tallied)
 		return NULL;
 	s->unread_tallied = true;
-	jt_hash_for_each(&s->write_queues, i)
+	jt_hash_for_each (&s->write_queues, i)
 		count_unread(s, s->write_queues.e[i].val);
 	return NULL;
 }
@@ -1337,15 +1337,15 @@ void jt_stream_free(struct jt_stream *s)
 	free(s->sources);
 	free(s->proccaps);
 	jt_hash_free(&s->source_ids);
-	jt_hash_for_each(&s->write_queues, i)
-	{
+	jt_hash_for_each (&s->write_queues, i) {
 		struct jt_write_queue *q = s->write_queues.e[i].val;
 
 		free(q->w);
 		free(q);
 	}
 	jt_hash_free(&s->write_queues);
-	jt_hash_for_each(&s->pid_queues, i) free(s->pid_queues.e[i].val);
+	jt_hash_for_each (&s->pid_queues, i)
+		free(s->pid_queues.e[i].val);
 	jt_hash_free(&s->pid_queues);
 	free(s->exited);
 	free(s->gone);
@@ -1358,7 +1358,8 @@ void jt_stream_free(struct jt_stream *s)
 		free(s->pool);
 		s->pool = next;
 	}
-	jt_hash_for_each(&s->buildids, i) free(s->buildids.e[i].val);
+	jt_hash_for_each (&s->buildids, i)
+		free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);
 	jt_cfistore_free(&s->cfis);
 	jt_stackdelta_free(&s->deltas);

@@ -820,8 +820,7 @@ void jt_syms_free(struct jt_syms *y)
 {
 	size_t i;
 
-	jt_hash_for_each(&y->waiting, i)
-	{
+	jt_hash_for_each (&y->waiting, i) {
 		struct waiting_proc *w = y->waiting.e[i].val;
 
 		jt_treap_clear(&w->addrs);

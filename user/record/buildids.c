@@ -127,6 +127,7 @@ void jt_buildids_free(struct jt_buildids *b)
 {
 	size_t i;
 
-	jt_hash_for_each(&b->seen, i) free(b->seen.e[i].val);
+	jt_hash_for_each (&b->seen, i)
+		free(b->seen.e[i].val);
 	jt_hash_free(&b->seen);
 }

@@ -827,8 +827,7 @@ static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 
 	if (wd != j->tmp_wd) {
 		k.mntns = 0;
-		jt_hash_for_each(&j->tmps, i)
-		{
+		jt_hash_for_each (&j->tmps, i) {
 			const struct jt_tmpwatch *w = j->tmps.e[i].val;
 
 			if (w->wd == wd)
@@ -892,8 +891,7 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 
 	drain_inotify(j);
 	if (j->inotify_fd < 0)
-		jt_hash_for_each(&j->procs, i)
-		{
+		jt_hash_for_each (&j->procs, i) {
 			const struct jt_jitproc *p = j->procs.e[i].val;
 
 			open_perfmap(j, p->pid, JT_FOUND_LIVE);
@@ -926,8 +924,7 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
 	free(j->f);
-	jt_hash_for_each(&j->procs, i)
-	{
+	jt_hash_for_each (&j->procs, i) {
 		proc_cut(j, j->procs.e[i].val);
 		free(j->procs.e[i].val);
 	}

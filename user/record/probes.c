@@ -1112,10 +1112,9 @@ size_t jt_probes_prog_fds(const struct jt_probes *p, int *fds, size_t max)
 	for (i = 0; i < 2; i++) {
 		if (!objs[i])
 			continue;
-		bpf_object__for_each_program(
-			prog,
-			objs[i]) if (n < max && bpf_program__fd(prog) >= 0)
-			fds[n++] = bpf_program__fd(prog);
+		bpf_object__for_each_program (prog, objs[i])
+			if (n < max && bpf_program__fd(prog) >= 0)
+				fds[n++] = bpf_program__fd(prog);
 	}
 	return n;
 }

@@ -488,8 +488,7 @@ static void orphans(struct audit *a)
 	char text[256];
 	size_t i;
 
-	jt_hash_for_each(&a->orphans, i)
-	{
+	jt_hash_for_each (&a->orphans, i) {
 		const struct orphan_region *o = a->orphans.e[i].val;
 
 		snprintf(text, sizeof(text),
@@ -536,17 +535,18 @@ static void free_audit(struct audit *a)
 	}
 	free(a->f);
 	audit_cow_free(a->cow);
-	jt_hash_for_each(&a->orphans, i) free(a->orphans.e[i].val);
+	jt_hash_for_each (&a->orphans, i)
+		free(a->orphans.e[i].val);
 	jt_hash_free(&a->orphans);
-	jt_hash_for_each(&a->overlaps, i)
-	{
+	jt_hash_for_each (&a->overlaps, i) {
 		struct overlaps *o = a->overlaps.e[i].val;
 
 		free(o->idx);
 		free(o);
 	}
 	jt_hash_free(&a->overlaps);
-	jt_hash_for_each(&a->nspids, i) free(a->nspids.e[i].val);
+	jt_hash_for_each (&a->nspids, i)
+		free(a->nspids.e[i].val);
 	jt_hash_free(&a->nspids);
 	jt_strtab_free(&a->strs);
 }

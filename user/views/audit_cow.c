@@ -467,8 +467,7 @@ void audit_cow_lines(struct audit_cow *c)
 {
 	size_t i;
 
-	jt_hash_for_each(&c->lines, i)
-	{
+	jt_hash_for_each (&c->lines, i) {
 		const struct line *l = c->lines.e[i].val;
 
 		if (l->n >= 2)
@@ -485,9 +484,11 @@ void audit_cow_free(struct audit_cow *c)
 	for (i = 0; i < c->nrows; i++)
 		free(c->rows[i].data);
 	free(c->rows);
-	jt_hash_for_each(&c->writers, i) free(c->writers.e[i].val);
+	jt_hash_for_each (&c->writers, i)
+		free(c->writers.e[i].val);
 	jt_hash_free(&c->writers);
-	jt_hash_for_each(&c->lines, i) free(c->lines.e[i].val);
+	jt_hash_for_each (&c->lines, i)
+		free(c->lines.e[i].val);
 	jt_hash_free(&c->lines);
 	free(c);
 }

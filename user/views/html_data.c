@@ -652,7 +652,8 @@ void html_data_release(struct html_data *d)
 
 	if (!d)
 		return;
-	jt_hash_for_each(&d->procs, i) keep_state(d->procs.e[i].val, NULL);
+	jt_hash_for_each (&d->procs, i)
+		keep_state(d->procs.e[i].val, NULL);
 }
 
 static void flame_json(struct html_data *d, struct jt_json *j)
@@ -682,8 +683,7 @@ static void procs_json(struct html_data *d, struct jt_json *j)
 
 	jt_json_name(j, "procs");
 	jt_json_array(j);
-	jt_hash_for_each(&d->procs, i)
-	{
+	jt_hash_for_each (&d->procs, i) {
 		const struct hproc *hp = d->procs.e[i].val;
 
 		jt_json_object(j);
@@ -705,8 +705,7 @@ static void boxes_json(struct html_data *d, struct jt_json *j)
 
 	jt_json_name(j, "boxes");
 	jt_json_array(j);
-	jt_hash_for_each(&d->aggs, i)
-	{
+	jt_hash_for_each (&d->aggs, i) {
 		const struct agg *a = d->aggs.e[i].val;
 
 		jt_json_object(j);
@@ -758,18 +757,19 @@ void html_data_free(struct html_data *d)
 
 	if (!d)
 		return;
-	jt_hash_for_each(&d->procs, i)
-	{
+	jt_hash_for_each (&d->procs, i) {
 		struct hproc *hp = d->procs.e[i].val;
 
 		keep_state(hp, NULL);
 		free(hp);
 	}
 	jt_hash_free(&d->procs);
-	jt_hash_for_each(&d->shapes, i) free(d->shapes.e[i].val);
+	jt_hash_for_each (&d->shapes, i)
+		free(d->shapes.e[i].val);
 	jt_hash_free(&d->shapes);
 	jt_hash_free(&d->fidx);
-	jt_hash_for_each(&d->aggs, i) free(d->aggs.e[i].val);
+	jt_hash_for_each (&d->aggs, i)
+		free(d->aggs.e[i].val);
 	jt_hash_free(&d->aggs);
 	jt_strtab_free(&d->strs);
 	free(d->nodes);

@@ -328,8 +328,7 @@ static void free_ctx(struct maps_ctx *c)
 	for (i = 0; i < c->nblocks; i++)
 		free(c->blocks[i].text);
 	free(c->blocks);
-	jt_hash_for_each(&c->perf, i)
-	{
+	jt_hash_for_each (&c->perf, i) {
 		struct perf_lines *l = c->perf.e[i].val;
 
 		fclose(l->f);

@@ -505,7 +505,8 @@ static size_t top_callers(const struct row *w, const struct path **v,
 	all = malloc(w->callers->n * sizeof(*all));
 	if (!all)
 		return 0;
-	jt_hash_for_each(w->callers, i) all[n++] = w->callers->e[i].val;
+	jt_hash_for_each (w->callers, i)
+		all[n++] = w->callers->e[i].val;
 	qsort(all, n, sizeof(*all), cmp_path);
 	if (n > max)
 		n = max;
@@ -799,7 +800,7 @@ static void free_rows(struct report *r)
 		for (j = 0; j < sl->n; j++) {
 			if (!(w = &sl->rows[j])->callers)
 				continue;
-			jt_hash_for_each(w->callers, i)
+			jt_hash_for_each (w->callers, i)
 				free(w->callers->e[i].val);
 			jt_hash_free(w->callers);
 			free(w->callers);

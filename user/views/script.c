@@ -314,8 +314,7 @@ static void print_folded(struct script_ctx *c)
 	struct stack **v = malloc((c->stacks.n ? c->stacks.n : 1) * sizeof(*v));
 	size_t i, n = 0;
 
-	jt_hash_for_each(&c->stacks, i)
-	{
+	jt_hash_for_each (&c->stacks, i) {
 		if (v)
 			v[n++] = c->stacks.e[i].val;
 		else
