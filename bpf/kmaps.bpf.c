@@ -465,27 +465,14 @@ static __always_inline int on___vm_munmap(const struct kargs *k)
  */
 static __always_inline int munmap_exit_only(const struct kargs *k, __u64 ret)
 {
-	struct jt_map_event *ev;
+	struct map_call c = {};
 
 	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		jt_count_lost();
-		return 0;
-	}
-	jt_fill_hdr(&ev->h, JT_EV_MUNMAP, sizeof(*ev));
-	ev->args[0] = k->a[0];
-	ev->args[1] = k->a[1];
-	ev->args[2] = ev->args[3] = ev->args[4] = ev->args[5] = 0;
-	ev->result = (int)ret;
-	__builtin_memset(&ev->vma, 0, sizeof(ev->vma));
-	__builtin_memset(&ev->vma_last, 0, sizeof(ev->vma_last));
-	ev->dev = ev->ino = 0;
-	ev->flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
-	ev->path_len = 0;
-	bpf_ringbuf_submit(ev, jt_wake_flags());
-	return 0;
+	c.args[0] = k->a[0];
+	c.args[1] = k->a[1];
+	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	return emit_map_call(&c, JT_EV_MUNMAP, (int)ret);
 }
 
 static __always_inline int ret___vm_munmap(const struct kargs *k, __u64 ret)

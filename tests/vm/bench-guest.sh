@@ -28,52 +28,64 @@ line() {
 			t, m, m - bm, v, v - b }'
 }
 
-one() {
-	case $1 in
-	none) $as_user $wl "$2" "$3" ;;
-	*) "$build/jittrace" record --tier "$1" $4 -o "$tmp/b.data" \
-		--user nobody -- $wl "$2" "$3" 2>/dev/null ;;
-	esac | awk '/^ns_per_op / {w = $2} /^ns_per_op_best / {b = $2}
+# A loop's ns/op: its fastest block where it counts blocks.
+ns_per_op() {
+	awk '/^ns_per_op / {w = $2} /^ns_per_op_best / {b = $2}
 		END {print b ? b : w}'
 }
 
-bench() {
-	for t in none tracepoint fentry kprobe; do : >"$tmp/$t"; done
+# Runs "RUNNER NAME" for each NAME, RUNS times interleaved, into
+# $tmp/NAME (usage: interleave RUNNER NAME...).
+interleave() {
+	run=$1
+	shift
+	for r in "$@"; do : >"$tmp/$r"; done
 	i=0
 	while [ $i -lt "$runs" ]; do
-		for t in none tracepoint fentry kprobe; do
-			one $t "$1" "$2" "$4" >>"$tmp/$t"
+		for r in "$@"; do
+			$run "$r" >>"$tmp/$r"
 		done
 		i=$((i + 1))
 	done
+}
+
+# The loop ($kind $n) under tier $1, or under none.
+tier_run() {
+	case $1 in
+	none) $as_user $wl "$kind" "$n" ;;
+	*) "$build/jittrace" record --tier "$1" $flags -o "$tmp/b.data" \
+		--user nobody -- $wl "$kind" "$n" 2>/dev/null ;;
+	esac | ns_per_op
+}
+
+bench() {
+	kind=$1 n=$2 flags=$4
+	interleave tier_run none tracepoint fentry kprobe
 	echo "$3"
 	for t in none tracepoint fentry kprobe; do
 		line $t "$tmp/$t" "$tmp/none"
 	done
 }
 
-# A bystander: a loop (mmloop KIND N) in a process nobody traces while
-# each tier records another (-p): what every task on the machine pays.
+# A bystander: the loop in a process nobody traces while tier $1
+# records another (-p $other): what every task on the machine pays.
+bystander_run() {
+	rec=
+	if [ "$1" != none ]; then
+		"$build/jittrace" record --tier "$1" -p $other \
+			-o "$tmp/by.data" 2>/dev/null &
+		rec=$!
+		sleep 2
+	fi
+	$as_user $wl "$kind" "$n" | ns_per_op
+	[ -n "$rec" ] && kill -INT $rec && wait $rec
+}
+
 bystander() {
+	kind=$1 n=$2
 	sleep 1000 &
 	other=$!
-	for t in none tracepoint fentry kprobe; do : >"$tmp/$t"; done
-	i=0
-	while [ $i -lt "$runs" ]; do
-		for t in none tracepoint fentry kprobe; do
-			rec=
-			if [ $t != none ]; then
-				"$build/jittrace" record --tier $t -p $other \
-					-o "$tmp/by.data" 2>/dev/null &
-				rec=$!
-				sleep 2
-			fi
-			$as_user $wl "$1" "$2" | awk '/^ns_per_op / {w = $2}
-				/^ns_per_op_best / {b = $2} END {print b ? b : w}' >>"$tmp/$t"
-			[ -n "$rec" ] && kill -INT $rec && wait $rec
-		done
-		i=$((i + 1))
-	done
+	interleave bystander_run none tracepoint fentry kprobe
 	kill $other
 	base=$(median <"$tmp/none")
 	echo "$3 in an untraced process, the tier recording -p OTHER"
@@ -86,21 +98,18 @@ bystander() {
 # The floor under both tiers: bare programs at the tracepoints and as
 # fexit on the fentry tier's functions (tests/bench/hookfloor.c), empty
 # and with one ring record each, on the same mmap loop.
+floor_run() {
+	if [ "$1" = none ]; then
+		$as_user $wl "$kind" "$n"
+	else
+		"$build/bench/hookfloor" "$1" -- $wl "$kind" "$n" 2>/dev/null
+	fi | ns_per_op
+}
+
 floor() {
+	kind=$1 n=$2
 	modes="none empty fexit-empty ring fexit-ring"
-	for m in $modes; do : >"$tmp/$m"; done
-	i=0
-	while [ $i -lt "$runs" ]; do
-		for m in $modes; do
-			if [ $m = none ]; then
-				$as_user $wl "$1" "$2"
-			else
-				"$build/bench/hookfloor" $m -- $wl "$1" "$2" 2>/dev/null
-			fi | awk '/^ns_per_op / {w = $2} /^ns_per_op_best / {b = $2}
-				END {print b ? b : w}' >>"$tmp/$m"
-		done
-		i=$((i + 1))
-	done
+	interleave floor_run $modes
 	echo "$3: bare hooks, the floor (tracepoint: empty, ring; fexit: fexit-*)"
 	for m in $modes; do
 		line $m "$tmp/$m" "$tmp/none"

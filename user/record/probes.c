@@ -690,19 +690,27 @@ static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
 	       vmas_in_maple_tree();
 }
 
-static bool xo_skips(const struct hook_progs *hp, const char *fn)
+/* On the fentry tier, a hook with an exit-only path takes it. */
+static bool exit_only_tier(const struct jt_probes *p, int h)
 {
-	return (hp->xo_entry[0] && !strcmp(fn, hp->xo_entry[0])) ||
-	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1])) ||
-	       xo_maple_skips(hp, fn);
+	return p->tier[h] == JT_TIER_FENTRY && hooks[h].xo && !p->legacy;
 }
 
 bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h, const char *fn)
 {
+	return !(exit_only_tier(p, h) && xo_maple_skips(&hooks[h], fn));
+}
+
+/* An entry program the exit-only path does without. */
+static bool xo_entry_skips(const struct jt_probes *p, int h, const char *fn)
+{
 	const struct hook_progs *hp = &hooks[h];
 
-	return !(p->tier[h] == JT_TIER_FENTRY && hp->xo && !p->legacy &&
-		 xo_maple_skips(hp, fn));
+	if (!exit_only_tier(p, h))
+		return false;
+	return (hp->xo_entry[0] && !strcmp(fn, hp->xo_entry[0])) ||
+	       (hp->xo_entry[1] && !strcmp(fn, hp->xo_entry[1])) ||
+	       !jt_probes_use_fn(p, h, fn);
 }
 
 /* Load each hook's programs of its chosen tier and no others. */
@@ -714,7 +722,7 @@ static void select_programs(struct jt_probes *p)
 	for (h = 0; h < JT_HOOK_MAX; h++) {
 		const struct hook_progs *hp = &hooks[h];
 		enum jt_tier t = p->tier[h];
-		bool xo = t == JT_TIER_FENTRY && hp->xo && !p->legacy;
+		bool xo = exit_only_tier(p, h);
 
 		if (xo)
 			p->skel->rodata->exit_only |= hp->xo;
@@ -725,7 +733,7 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_TRACEPOINT);
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
 			bool skip = p->kskip[h] & 1 << i ||
-				    (xo && xo_skips(hp, hp->kfn[i]));
+				    xo_entry_skips(p, h, hp->kfn[i]);
 			/* Only fentry takes its target here (kallsyms' word) */
 			const char *to = t == JT_TIER_FENTRY ?
 						 jt_kfn_target(hp->kfn[i]) :
@@ -746,7 +754,7 @@ static void select_programs(struct jt_probes *p)
 			const char *to = t == JT_TIER_FENTRY ?
 						 jt_kfn_target(hp->kret[i]) :
 						 hp->kret[i];
-			bool skip = xo && xo_maple_skips(hp, hp->kret[i]);
+			bool skip = !jt_probes_use_fn(p, h, hp->kret[i]);
 			struct bpf_program *fx;
 
 			set_autoload(obj, "jt_fx_%s", hp->kret[i],
