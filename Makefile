@@ -82,9 +82,8 @@ all: $(OUT)/jittrace $(JVMTI_SO) $(WORKLOADS) $(BENCH_TOOLS)
 MAN_SRCS := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(patsubst docs/man/%.scd,$(OUT)/man/%,$(MAN_SRCS))
 COMPLETIONS := $(OUT)/completion/jittrace $(OUT)/completion/_jittrace
-UNIT := $(OUT)/jittrace-agent.service
 SYSTEMD_UNIT_DIR ?= $(if $(filter /usr,$(PREFIX)),/lib,$(PREFIX)/lib)/systemd/system
-program: $(OUT)/jittrace $(JVMTI_SO) man completion $(UNIT)
+program: $(OUT)/jittrace $(JVMTI_SO) man completion
 man: $(MAN_PAGES)
 completion: $(COMPLETIONS)
 
@@ -100,18 +99,18 @@ $(OUT)/completion/_jittrace: $(OUT)/jittrace
 	@mkdir -p $(@D)
 	$(OUT)/jittrace __cli zsh > $@
 
-# The unit runs the installed binary.
-$(UNIT): packaging/systemd/jittrace-agent.service
-	sed 's|/usr/local/bin/jittrace|$(PREFIX)/bin/jittrace|' $< > $@
-
 # A Debian package (debian/, debhelper) built from a copy of the tree's
-# files in $(OUT)/deb, then checked by lintian.
+# files in $(OUT)/deb, then checked by lintian. In an environment of its
+# own: this make's OUT=, CFLAGS= and the rest reach debian/rules through
+# the environment and MAKEFLAGS, and the package took this build's
+# objects, made without dh's flags.
 deb:
 	rm -rf $(OUT)/deb && mkdir -p $(OUT)/deb/src
 	git ls-files -z --cached --others --exclude-standard | \
 		(cd $(CURDIR) && xargs -0 tar -c --no-recursion) | \
 		tar -x -i -C $(OUT)/deb/src
-	cd $(OUT)/deb/src && DEB_BUILD_OPTIONS="parallel=$$(nproc) nocheck" \
+	cd $(OUT)/deb/src && env -i PATH="$$PATH" HOME="$$HOME" \
+		DEB_BUILD_OPTIONS="parallel=$$(nproc) nocheck" \
 		dpkg-buildpackage -b -us -uc
 	lintian --fail-on error --info \
 		$(OUT)/deb/*.changes
@@ -285,6 +284,8 @@ fuzz: $(FUZZ_BINS)
 	done
 
 # The unit is installed, never enabled: that is the administrator's call.
+# It names the installed binary, so it is written for this PREFIX here:
+# a copy made in OUT kept the PREFIX of whichever install came first.
 install: program
 	install -D -m 0755 $(OUT)/jittrace $(DESTDIR)$(PREFIX)/bin/jittrace
 	install -D -m 0644 $(JVMTI_SO) \
@@ -295,8 +296,11 @@ install: program
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/jittrace
 	install -D -m 0644 $(OUT)/completion/_jittrace \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_jittrace
-	install -D -m 0644 $(UNIT) \
-		$(DESTDIR)$(SYSTEMD_UNIT_DIR)/jittrace-agent.service
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|/usr/local/bin/jittrace|$(PREFIX)/bin/jittrace|' \
+		packaging/systemd/jittrace-agent.service \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/jittrace-agent.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/jittrace-agent.service
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux)

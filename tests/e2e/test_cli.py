@@ -130,8 +130,14 @@ def test_debian_package_installs_works_and_purges():
             ["dpkg", "-S", "/usr/bin/jittrace"], check=False).returncode:
         raise AssertionError("/usr/bin/jittrace is not the package's: not overwriting it")
     run(["dpkg", "--purge", "jittrace"], check=False)  # a run killed midway
+    # An install elsewhere first: the package must not take its unit or
+    # anything else from this build, only from its own.
+    run(["make", "-s", "-C", ROOT, f"OUT={BUILD}", "install",
+         f"DESTDIR={os.path.join(TMP, 'elsewhere')}", "PREFIX=/opt/else"])
     make("deb")  # lintian --fail-on error is part of it
     deb_dir = os.path.join(BUILD, "deb")
+    assert os.access(os.path.join(deb_dir, "src/build/jittrace"), os.X_OK), \
+        "the package was not built in its own tree"
     debs = [f for f in os.listdir(deb_dir) if re.match(r"jittrace_.*\.deb$", f)]
     assert len(debs) == 1, debs
     deb = os.path.join(deb_dir, debs[0])
