@@ -227,7 +227,8 @@ def _table(text, graph):
 
 def test_report_text_rows_say_what_json_says():
     # Each count's columns are formatted once for a run of rows with that
-    # count: every row must still print its own, with and without -g.
+    # count, and each place's (command, pid, object, source) for a run of
+    # rows there: every row must still print its own, with and without -g.
     out, data = jitgen("reuse", 6, 1.0, perfmap=True, opts=("-g",))
     for graph in ([], ["-g"]):
         text = run([JT, "report", "-i", data] + graph).stdout

@@ -186,6 +186,11 @@ static void test_a_programs_length_ends_its_span(void **state)
 			    "bpf_prog_b_two");
 	assert_null(jt_kallsyms_find(&k, 0xffffffffc0001140));
 	assert_null(jt_kallsyms_find(&k, 0xffffffffc0200fff));
+	/* The index symbolize interns by: the same symbol, or none. */
+	assert_string_equal(
+		k.syms[jt_kallsyms_index(&k, 0xffffffffc000113f)].name,
+		"bpf_prog_b_two");
+	assert_int_equal(jt_kallsyms_index(&k, 0xffffffffc0001140), -1);
 	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0201000),
 			    "ftrace_trampoline");
 	assert_false(k.hidden);
@@ -199,6 +204,7 @@ static void test_hidden_addresses_name_nothing(void **state)
 	load(&k, "0000000000000000 T _text\n0000000000000000 T start\n");
 	assert_true(k.hidden);
 	assert_null(jt_kallsyms_find(&k, 0));
+	assert_int_equal(jt_kallsyms_index(&k, 0), -1);
 	jt_kallsyms_free(&k);
 }
 

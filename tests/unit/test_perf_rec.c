@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A sample's fields, each where sample_type puts it; its ip and pid read
- * from its first fields, as the full parse.
+ * from its first fields, and its time for the stream, as the full parse.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -159,12 +159,53 @@ static void test_sample_ip_needs_ip_and_tid(void **state)
 			 -EINVAL);
 }
 
+/*
+ * The stream times every sample with jt_perf_time: the time the parse
+ * gives, and 0 (untimed, counted) wherever the parse refuses it: cut
+ * anywhere, or with a call chain longer than the record.
+ */
+static void test_sample_time_is_the_parsed_one(void **state)
+{
+	unsigned int seed = 17, round;
+	unsigned char rec[256];
+
+	for (round = 0; round < 5000; round++) {
+		uint64_t st = PERF_SAMPLE_TIME, ip = 0x1000 + round, nr;
+		struct jt_sample s;
+		size_t len, cut, at;
+		int err;
+
+		for (at = 0; at < sizeof(bits) / sizeof(bits[0]); at++)
+			if (rand_r(&seed) % 2)
+				st |= bits[at];
+		st |= rand_r(&seed) % 2 ? PERF_SAMPLE_IP : 0;
+		st |= rand_r(&seed) % 2 ? PERF_SAMPLE_TID : 0;
+		len = sample(rec, st, ip, 42, &seed);
+		assert_int_equal(jt_perf_time(rec, len, st), ip ^ 0x1111);
+		for (cut = 0; cut <= len; cut++) {
+			err = jt_perf_sample(rec, cut, st, &s);
+			assert_int_equal(jt_perf_time(rec, cut, st),
+					 err ? 0 : s.time);
+		}
+		if (!(st & PERF_SAMPLE_CALLCHAIN))
+			continue;
+		/* The chain's count, just past the fixed words: made huge. */
+		assert_int_equal(jt_perf_sample(rec, len, st, &s), 0);
+		at = (const unsigned char *)s.chain - rec - 8;
+		nr = (len - at) / 8;
+		memcpy(rec + at, &nr, 8);
+		assert_int_equal(jt_perf_sample(rec, len, st, &s), -EINVAL);
+		assert_int_equal(jt_perf_time(rec, len, st), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_ip_is_the_parsed_one),
 		cmocka_unit_test(test_sample_ip_needs_ip_and_tid),
 		cmocka_unit_test(test_sample_fields_where_perf_writes_them),
+		cmocka_unit_test(test_sample_time_is_the_parsed_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,38 +89,46 @@ static uint64_t word(const unsigned char *p, uint8_t at)
 	return v;
 }
 
+/* A thread's layout for st, worked out when st changes. */
+static const struct layout *layout(uint64_t st)
+{
+	static __thread struct layout l;
+
+	if (!l.valid || l.st != st)
+		layout_of(&l, st);
+	return &l;
+}
+
 int jt_perf_sample(const void *rec, size_t len, uint64_t st,
 		   struct jt_sample *s)
 {
-	static __thread struct layout l;
+	const struct layout *l = layout(st);
 	const struct perf_event_header *h = rec;
 	const unsigned char *p = (const unsigned char *)rec + sizeof(*h);
 	const unsigned char *end = (const unsigned char *)rec + len;
 	uint64_t tid;
 
 	memset(s, 0, sizeof(*s));
-	if (!l.valid || l.st != st)
-		layout_of(&l, st);
 	if (len < sizeof(*h) || h->type != PERF_RECORD_SAMPLE ||
-	    len - sizeof(*h) < 8 * (size_t)l.fixed)
+	    len - sizeof(*h) < 8 * (size_t)l->fixed)
 		return -EINVAL;
 	s->misc = h->misc;
 	if (st & PERF_SAMPLE_IP)
-		s->ip = word(p, l.at[F_IP]);
+		s->ip = word(p, l->at[F_IP]);
 	if (st & PERF_SAMPLE_TID) {
-		tid = word(p, l.at[F_TID]);
+		tid = word(p, l->at[F_TID]);
 		s->pid = (uint32_t)tid;
 		s->tid = tid >> 32;
 	}
 	if (st & PERF_SAMPLE_TIME)
-		s->time = word(p, l.at[F_TIME]);
+		s->time = word(p, l->at[F_TIME]);
 	if (st & PERF_SAMPLE_ADDR)
-		s->addr = word(p, l.at[F_ADDR]);
+		s->addr = word(p, l->at[F_ADDR]);
 	if (st & PERF_SAMPLE_CPU)
-		s->cpu = (uint32_t)word(p, l.at[F_CPU]);
+		s->cpu = (uint32_t)word(p, l->at[F_CPU]);
 	if (st & PERF_SAMPLE_PERIOD)
-		s->period = word(p, l.at[F_PERIOD]);
-	p += 8 * (size_t)l.fixed;
+		s->period = word(p, l->at[F_PERIOD]);
+	p += 8 * (size_t)l->fixed;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (end - p < 8)
 			return -EINVAL;
@@ -301,12 +309,31 @@ uint64_t jt_perf_time(const void *rec, size_t len, uint64_t st)
 {
 	const struct perf_event_header *h = rec;
 	struct jt_sample_id id;
-	struct jt_sample s;
 
 	if (len < sizeof(*h))
 		return 0;
-	if (h->type == PERF_RECORD_SAMPLE)
-		return jt_perf_sample(rec, len, st, &s) ? 0 : s.time;
+	/*
+	 * Every item is timed by this: a sample's one word and the bounds
+	 * jt_perf_sample checks, whose copy of the fields it need not make.
+	 */
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct layout *l = layout(st);
+		const unsigned char *p =
+			(const unsigned char *)rec + sizeof(*h);
+		size_t words = (len - sizeof(*h)) / 8;
+		uint64_t nr;
+
+		if (!(st & PERF_SAMPLE_TIME) || words < l->fixed)
+			return 0;
+		if (st & PERF_SAMPLE_CALLCHAIN) {
+			if (words < l->fixed + 1u)
+				return 0;
+			nr = word(p, l->fixed);
+			if (nr > words - l->fixed - 1)
+				return 0;
+		}
+		return word(p, l->at[F_TIME]);
+	}
 	return jt_perf_sample_id(rec, len, st, &id) ? 0 : id.time;
 }
 

@@ -297,10 +297,14 @@ static struct jt_jitflat *flat_of(const struct jt_jittab *t)
 
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
-	struct jt_jitflat *f = flat_of(t);
+	struct jt_jitflat *f;
 	struct symnode *n;
 	ssize_t k;
 
+	/* Logging code at rising addresses asks past the end each time. */
+	if (addr >= t->max_end)
+		return NULL;
+	f = flat_of(t);
 	if (f) {
 		k = flat_find(f, addr);
 		return k >= 0 ? f->sym[k] : NULL;

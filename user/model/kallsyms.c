@@ -177,12 +177,12 @@ int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len)
 	return 0;
 }
 
-const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr)
+long jt_kallsyms_index(const struct jt_kallsyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->n;
 
 	if (k->hidden)
-		return NULL;
+		return -1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -192,7 +192,14 @@ const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr)
 			hi = mid;
 	}
 	/* Past a program's end, in no symbol. */
-	return lo && *k->syms[lo - 1].name ? k->syms[lo - 1].name : NULL;
+	return lo && *k->syms[lo - 1].name ? (long)lo - 1 : -1;
+}
+
+const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr)
+{
+	long i = jt_kallsyms_index(k, addr);
+
+	return i < 0 ? NULL : k->syms[i].name;
 }
 
 void jt_kallsyms_free(struct jt_kallsyms *k)

@@ -21,6 +21,8 @@ struct jt_kallsyms {
 /* data: a JT_REC_KALLSYMS payload. 0, or -1 when it does not inflate. */
 int jt_kallsyms_load(struct jt_kallsyms *k, const void *data, size_t len);
 const char *jt_kallsyms_find(const struct jt_kallsyms *k, uint64_t addr);
+/* The index in syms of the symbol holding addr, or -1. */
+long jt_kallsyms_index(const struct jt_kallsyms *k, uint64_t addr);
 void jt_kallsyms_free(struct jt_kallsyms *k);
 
 #endif

@@ -787,7 +787,9 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 	t = j->source == JT_SRC_JITDUMP ? &p->jitdump : &p->perfmap;
 	switch (j->op) {
 	case JT_JIT_LOAD: {
-		const struct jt_jitsym *old = jt_jittab_find(t, j->addr);
+		/* What a load replaced is for audits, not the naming model. */
+		const struct jt_jitsym *old =
+			m->lazy_jit ? NULL : jt_jittab_find(t, j->addr);
 		const char *name = jit_name(m, j);
 
 		m->replaced = old ? *old : (struct jt_jitsym){};

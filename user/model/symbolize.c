@@ -131,11 +131,32 @@ static struct jt_elffile *elf_of(struct jt_syms *y, const struct jt_region *g,
 	return f && f->ok && !*stale ? f : NULL;
 }
 
+/* What names g's file: its path interned, build-id and symbols. */
+static bool region_file(struct jt_syms *y, const struct jt_region *g)
+{
+	struct jt_file_named *l = &y->elf_last;
+
+	/* Its path's text as well: a model's table could free and reuse. */
+	if (l->path && l->src == g->path && l->dev == g->dev &&
+	    l->ino == g->ino && !strcmp(l->path, g->path))
+		return true;
+	l->path = jt_intern(y->strs, g->path, strlen(g->path));
+	if (!l->path) {
+		y->err = -ENOMEM;
+		return false;
+	}
+	l->src = g->path;
+	l->dev = g->dev;
+	l->ino = g->ino;
+	l->build_id = jt_stream_buildid(y->s, g->dev, g->ino);
+	l->f = elf_of(y, g, l->path, &l->stale);
+	return true;
+}
+
 static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 			  uint64_t ip, struct jt_symres *r)
 {
-	struct jt_elffile *f;
-	bool stale;
+	const struct jt_file_named *l = &y->elf_last;
 
 	r->region_start = g->start;
 	r->region_end = g->end;
@@ -148,20 +169,17 @@ static void region_symbol(struct jt_syms *y, const struct jt_region *g,
 		return;
 	}
 	/* The model frees regions of exited processes; names outlive them. */
-	r->path = jt_intern(y->strs, g->path, strlen(g->path));
-	if (!r->path) {
-		y->err = -ENOMEM;
+	if (!region_file(y, g))
 		return;
-	}
+	r->path = l->path;
 	r->offset = g->pgoff + (ip - g->start);
 	r->dso = basename_of(r->path);
-	r->build_id = jt_stream_buildid(y->s, g->dev, g->ino);
-	f = elf_of(y, g, r->path, &stale);
-	if (stale)
+	r->build_id = l->build_id;
+	if (l->stale)
 		y->st.buildid_mismatch++;
-	if (f) {
+	if (l->f) {
 		r->source = JT_SRC_ELF;
-		r->sym = jt_demangle(&y->dem, jt_elf_symbol(f, r->offset));
+		r->sym = jt_demangle(&y->dem, jt_elf_symbol(l->f, r->offset));
 	}
 }
 
@@ -188,7 +206,25 @@ static bool have_ksyms(struct jt_syms *y)
 						  y->s->kallsyms_len) ?
 					 -1 :
 					 1;
+	if (y->ksyms_state == 1 && !y->knames &&
+	    !(y->knames = calloc(y->ksyms.n ?: 1, sizeof(*y->knames))))
+		y->ksyms_state = -1;
 	return y->ksyms_state == 1;
+}
+
+/* A kernel symbol's name, interned at its first sample, not at each. */
+static const char *kernel_sym(struct jt_syms *y, uint64_t ip)
+{
+	long i = jt_kallsyms_index(&y->ksyms, ip);
+	const char *s;
+
+	if (i < 0)
+		return NULL;
+	if (!y->knames[i]) {
+		s = y->ksyms.syms[i].name;
+		y->knames[i] = jt_intern(y->strs, s, strlen(s));
+	}
+	return y->knames[i];
 }
 
 /* What held ip in process pid at the moment the stream has reached. */
@@ -200,14 +236,12 @@ void jt_syms_resolve(struct jt_syms *y, struct jt_model *m, uint32_t pid,
 
 	memset(r, 0, sizeof(*r));
 	r->ip = ip;
+	r->pid = pid;
 	if (kernel) {
 		r->kernel = 1;
 		r->dso = "[kernel.kallsyms]";
-		if (have_ksyms(y) &&
-		    (r->sym = jt_kallsyms_find(&y->ksyms, ip))) {
-			r->sym = jt_intern(y->strs, r->sym, strlen(r->sym));
+		if (have_ksyms(y) && (r->sym = kernel_sym(y, ip)))
 			r->source = JT_SRC_KALLSYMS;
-		}
 		return;
 	}
 	p = jt_model_find(m, pid);
@@ -835,6 +869,7 @@ void jt_syms_free(struct jt_syms *y)
 	jt_elfcache_free(&y->elf);
 	if (y->ksyms_state == 1)
 		jt_kallsyms_free(&y->ksyms);
+	free(y->knames);
 	free(y->changed);
 	while (y->pool) {
 		struct jt_named *n = y->pool;

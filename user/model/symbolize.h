@@ -40,6 +40,7 @@ struct jt_symres {
 	uint8_t chain_end; /* enum jt_uw_end + 1 when unwound; else 0 */
 	uint8_t call;	   /* a return address: named by its call, ip - 1 */
 	uint8_t inlined;   /* a function inlined where the next frame is */
+	uint32_t pid;	   /* the process it was named in */
 };
 
 /* A frame (or the leaf) waiting for a late code-load record. */
@@ -77,6 +78,21 @@ struct jt_symstats {
 	uint64_t retro_expired;	   /* gave up waiting: window or memory */
 };
 
+/*
+ * The last file region named, by its model's path and file: the samples
+ * of one object come in runs, and each paid for interning its path and
+ * finding its file and build-id again.
+ */
+struct jt_file_named {
+	const char *src; /* the region's path, in its model's table */
+	uint64_t dev;
+	uint64_t ino;
+	const char *path; /* interned in strs */
+	const struct jt_buildid_rec *build_id;
+	struct jt_elffile *f; /* NULL: no symbols */
+	bool stale;
+};
+
 struct jt_syms {
 	struct jt_stream *s;
 	struct jt_symstats st;
@@ -92,8 +108,10 @@ struct jt_syms {
 	uint32_t jit_dso_pid;
 	const char *jit_dso[2];
 	struct jt_elfcache elf;
+	struct jt_file_named elf_last;
 	struct jt_kallsyms ksyms;
 	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */
+	const char **knames;	/* ksyms' names as interned, by index */
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
 	struct jt_chains chains;
 	struct jt_demangler dem;

@@ -67,10 +67,12 @@ struct count_cache {
 	char s[48];
 };
 
-struct pid_cache {
+/* The columns between the counts and the symbol, for the row they were. */
+struct place_cache {
+	const char *comm, *dso;
 	uint32_t pid, nspid;
-	bool valid;
-	char s[24];
+	uint8_t source;
+	char *s; /* NULL: none yet */
 };
 
 /*
@@ -110,7 +112,7 @@ struct report {
 	uint64_t batch_hash[ROW_BATCH];
 	size_t nbatch;
 	struct count_cache cc_samples, cc_children;
-	struct pid_cache pid_col;
+	struct place_cache place;
 	struct row **rows; /* the groups, most samples first */
 	size_t n;
 	uint64_t total;
@@ -438,19 +440,20 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 	char name[256];
 	struct row k = {};
 
-	if (!y || !y->is_sample ||
-	    jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
+	/* Named: parsed already, and its pid is the one it was named in. */
+	if (!y || !y->is_sample)
 		return;
-	p = jt_model_find(m, smp.pid);
-	k.comm = comm_key(r, jt_proc_comm(p, smp.pid));
-	if ((r->pid && smp.pid != r->pid) ||
+	p = jt_model_find(m, y->pid);
+	k.comm = comm_key(r, jt_proc_comm(p, y->pid));
+	if ((r->pid && y->pid != r->pid) ||
 	    (r->comm && strcmp(r->comm, k.comm)))
 		return;
-	k.pid = smp.pid;
+	k.pid = y->pid;
 	if (p && p->nspid && p->nspid != p->pid)
 		k.nspid = p->nspid;
 	if (r->data) {
-		data_row(r, m, p, &smp, &k);
+		if (!jt_perf_sample(it->data, it->len, r->s->sample_type, &smp))
+			data_row(r, m, p, &smp, &k);
 		return;
 	}
 	k.dso = y->dso ? y->dso : "[unknown]";
@@ -618,17 +621,9 @@ static void print_head(const struct report *r)
 }
 
 /* s in width columns, as printf's %-*s (left) or %*s does. */
-static void put_padded(const char *s, int width, bool left)
+static void put_padded(FILE *f, const char *s, int width, bool left)
 {
-	size_t n = strlen(s);
-
-	if (!left)
-		for (; (int)n < width; width--)
-			putchar_unlocked(' ');
-	fwrite_unlocked(s, 1, n, stdout);
-	if (left)
-		for (; (int)n < width; n++)
-			putchar_unlocked(' ');
+	fprintf(f, left ? "%-*s" : "%*s", width, s);
 }
 
 /*
@@ -652,18 +647,64 @@ static const char *count_cols(const struct report *r, uint64_t v, bool share,
 	return c->s;
 }
 
-/* The pid column, as count_cols: rows of one process come in runs. */
-static const char *pid_col(const struct row *w, struct pid_cache *c)
+static void place_print(const struct report *r, const struct row *w, FILE *f)
 {
-	if (!c->valid || c->pid != w->pid || c->nspid != w->nspid) {
-		if (w->nspid)
-			snprintf(c->s, sizeof(c->s), "%u:%u", w->pid, w->nspid);
-		else
-			snprintf(c->s, sizeof(c->s), "%u", w->pid);
-		c->pid = w->pid;
-		c->nspid = w->nspid;
-		c->valid = true;
+	if (r->keys & K_COMM) {
+		fputs("  ", f);
+		put_padded(f, jt_tx(w->comm), 16, true);
 	}
+	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
+	if (r->keys & K_PID) {
+		char pid[24];
+
+		if (w->nspid)
+			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
+		else
+			snprintf(pid, sizeof(pid), "%u", w->pid);
+		fputc(' ', f);
+		put_padded(f, pid, 7, false);
+	}
+	if (r->keys & K_DSO) {
+		fputs("  ", f);
+		put_padded(f, jt_tx(w->dso), 24, true);
+	}
+	fputs("  ", f);
+	put_padded(f,
+		   r->data ? jt_sharing_name(w->source) :
+			     jt_source_name(w->source),
+		   8, true);
+}
+
+/*
+ * Command, pid, object and source, formatted once for every row of the
+ * same place: a process's 200K JIT functions share them, and padding
+ * each by hand was most of what printing a row cost.
+ */
+static const char *place_cols(const struct report *r, const struct row *w,
+			      struct place_cache *c)
+{
+	size_t len;
+	FILE *f;
+
+	if (c->s && c->comm == w->comm && c->pid == w->pid &&
+	    c->nspid == w->nspid && c->dso == w->dso && c->source == w->source)
+		return c->s;
+	free(c->s);
+	c->s = NULL;
+	f = open_memstream(&c->s, &len);
+	if (!f)
+		return "[no memory]";
+	place_print(r, w, f);
+	if (fclose(f)) {
+		free(c->s);
+		c->s = NULL;
+		return "[no memory]";
+	}
+	c->comm = w->comm;
+	c->dso = w->dso;
+	c->pid = w->pid;
+	c->nspid = w->nspid;
+	c->source = w->source;
 	return c->s;
 }
 
@@ -675,23 +716,7 @@ static void print_row(struct report *r, const struct row *w)
 			stdout);
 	fputs_unlocked(count_cols(r, w->samples, false, &r->cc_samples),
 		       stdout);
-	if (r->keys & K_COMM) {
-		fputs_unlocked("  ", stdout);
-		put_padded(jt_tx(w->comm), 16, true);
-	}
-	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
-	if (r->keys & K_PID) {
-		putchar_unlocked(' ');
-		put_padded(pid_col(w, &r->pid_col), 7, false);
-	}
-	if (r->keys & K_DSO) {
-		fputs_unlocked("  ", stdout);
-		put_padded(jt_tx(w->dso), 24, true);
-	}
-	fputs_unlocked("  ", stdout);
-	put_padded(r->data ? jt_sharing_name(w->source) :
-			     jt_source_name(w->source),
-		   8, true);
+	fputs_unlocked(place_cols(r, w, &r->place), stdout);
 	if (r->keys & K_SYM) {
 		putchar_unlocked(' ');
 		fputs_unlocked(jt_tx(w->sym), stdout);
@@ -831,6 +856,7 @@ static void free_last_run(void)
 		jt_hash_free(&r->groups);
 		free_rows(r);
 		free(r->rows);
+		free(r->place.s);
 		jt_strtab_free(&r->strs);
 		jt_pipe_free(&the_pipe);
 		jt_stream_free(&the_stream);
