@@ -658,6 +658,57 @@ static void redo_frames(struct jt_syms *y, struct jt_model *m,
 	wait_all(y, m, n, smp.ip);
 }
 
+/* Each of n's waits into old frames, moved to v: k went in at index at. */
+static void move_waits(struct jt_named *n, const struct jt_symres *old,
+		       struct jt_symres *v, uint32_t at, uint32_t k)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nwaits; i++) {
+		struct jt_wait *wt = &n->waits[i];
+		size_t idx;
+
+		if (wt->r == &n->res)
+			continue;
+		idx = wt->r - old;
+		wt->r = &v[idx >= at ? idx + k : idx];
+	}
+}
+
+/*
+ * A chain frame named late gets the methods its code inlined at that pc
+ * before it, as user_frame gives one named on time: the record that
+ * says them came with the code's load.
+ */
+static void inline_late(struct jt_syms *y, struct jt_model *m,
+			struct jt_named *n, const struct jt_symres *r)
+{
+	const char *inl[JT_INLINE_MAX];
+	struct jt_symres *v, *old = n->res.frames;
+	uint32_t at = r - old, nf = n->res.nframes, k, i;
+
+	k = jt_chain_inlined(&y->chains, m, n->pid, r->ip, r->call, inl,
+			     JT_INLINE_MAX);
+	if (!k)
+		return;
+	v = malloc((nf + k) * sizeof(*v));
+	if (!v) {
+		y->err = -ENOMEM;
+		return;
+	}
+	memcpy(v, old, at * sizeof(*v));
+	for (i = 0; i < k; i++) {
+		v[at + i] = *r;
+		v[at + i].sym = inl[i];
+		v[at + i].inlined = 1;
+	}
+	memcpy(&v[at + k], r, (nf - at) * sizeof(*v));
+	move_waits(n, old, v, at, k);
+	free(old);
+	n->res.frames = v;
+	n->res.nframes = nf + k;
+}
+
 static void name_late(struct jt_syms *y, struct jt_model *m,
 		      const struct jt_jit_item *j, const struct jt_tnode *t)
 {
@@ -692,6 +743,9 @@ static void name_late(struct jt_syms *y, struct jt_model *m,
 		if (r == &n->res)
 			y->st.retro++;
 		queue_redo(y, n, r);
+		/* A redo unwinds again, inlined frames and all. */
+		if (r != &n->res && !n->redo && j->source == JT_SRC_JITDUMP)
+			inline_late(y, m, n, r);
 	}
 }
 
