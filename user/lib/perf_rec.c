@@ -99,20 +99,47 @@ static const struct layout *layout(uint64_t st)
 	return &l;
 }
 
+/*
+ * A sample's fields, past its header, when its bounds hold: the fixed
+ * words, then the chain's count and that many ips (*nr). NULL: cut.
+ * Inlined into both callers: as a call it cost 1% of report.
+ */
+static inline __attribute__((always_inline)) const unsigned char *
+sample_bounds(const void *rec, size_t len, uint64_t st, const struct layout *l,
+	      uint64_t *nr)
+{
+	const struct perf_event_header *h = rec;
+	const unsigned char *p = (const unsigned char *)rec + sizeof(*h);
+	size_t words;
+
+	*nr = 0;
+	if (len < sizeof(*h) || h->type != PERF_RECORD_SAMPLE)
+		return NULL;
+	words = (len - sizeof(*h)) / 8;
+	if (words < l->fixed)
+		return NULL;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (words < l->fixed + 1u)
+			return NULL;
+		*nr = word(p, l->fixed);
+		if (*nr > words - l->fixed - 1)
+			return NULL;
+	}
+	return p;
+}
+
 int jt_perf_sample(const void *rec, size_t len, uint64_t st,
 		   struct jt_sample *s)
 {
 	const struct layout *l = layout(st);
-	const struct perf_event_header *h = rec;
-	const unsigned char *p = (const unsigned char *)rec + sizeof(*h);
-	const unsigned char *end = (const unsigned char *)rec + len;
+	const unsigned char *p, *end = (const unsigned char *)rec + len;
 	uint64_t tid;
 
 	memset(s, 0, sizeof(*s));
-	if (len < sizeof(*h) || h->type != PERF_RECORD_SAMPLE ||
-	    len - sizeof(*h) < 8 * (size_t)l->fixed)
+	p = sample_bounds(rec, len, st, l, &s->nr_chain);
+	if (!p)
 		return -EINVAL;
-	s->misc = h->misc;
+	s->misc = ((const struct perf_event_header *)rec)->misc;
 	if (st & PERF_SAMPLE_IP)
 		s->ip = word(p, l->at[F_IP]);
 	if (st & PERF_SAMPLE_TID) {
@@ -130,14 +157,8 @@ int jt_perf_sample(const void *rec, size_t len, uint64_t st,
 		s->period = word(p, l->at[F_PERIOD]);
 	p += 8 * (size_t)l->fixed;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
-		if (end - p < 8)
-			return -EINVAL;
-		memcpy(&s->nr_chain, p, 8);
-		p += 8;
-		if (s->nr_chain > (size_t)(end - p) / 8)
-			return -EINVAL;
-		s->chain = (const uint64_t *)p;
-		p += s->nr_chain * 8;
+		s->chain = (const uint64_t *)(p + 8);
+		p += 8 + s->nr_chain * 8;
 	}
 	s->rest = p;
 	s->rest_len = end - p;
@@ -312,26 +333,15 @@ uint64_t jt_perf_time(const void *rec, size_t len, uint64_t st)
 
 	if (len < sizeof(*h))
 		return 0;
-	/*
-	 * Every item is timed by this: a sample's one word and the bounds
-	 * jt_perf_sample checks, whose copy of the fields it need not make.
-	 */
+	/* Every item is timed by this: a sample's one word, in its bounds. */
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const struct layout *l = layout(st);
-		const unsigned char *p =
-			(const unsigned char *)rec + sizeof(*h);
-		size_t words = (len - sizeof(*h)) / 8;
+		const unsigned char *p;
 		uint64_t nr;
 
-		if (!(st & PERF_SAMPLE_TIME) || words < l->fixed)
+		if (!(st & PERF_SAMPLE_TIME) ||
+		    !(p = sample_bounds(rec, len, st, l, &nr)))
 			return 0;
-		if (st & PERF_SAMPLE_CALLCHAIN) {
-			if (words < l->fixed + 1u)
-				return 0;
-			nr = word(p, l->fixed);
-			if (nr > words - l->fixed - 1)
-				return 0;
-		}
 		return word(p, l->at[F_TIME]);
 	}
 	return jt_perf_sample_id(rec, len, st, &id) ? 0 : id.time;

@@ -620,12 +620,6 @@ static void print_head(const struct report *r)
 	putchar('\n');
 }
 
-/* s in width columns, as printf's %-*s (left) or %*s does. */
-static void put_padded(FILE *f, const char *s, int width, bool left)
-{
-	fprintf(f, left ? "%-*s" : "%*s", width, s);
-}
-
 /*
  * A count's columns, formatted once for every row that has it: rows come
  * sorted by it, and 200K rows of a few counts each spent a tenth of the
@@ -650,8 +644,7 @@ static const char *count_cols(const struct report *r, uint64_t v, bool share,
 static void place_print(const struct report *r, const struct row *w, FILE *f)
 {
 	if (r->keys & K_COMM) {
-		fputs("  ", f);
-		put_padded(f, jt_tx(w->comm), 16, true);
+		fprintf(f, "  %-16s", jt_tx(w->comm));
 	}
 	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
 	if (r->keys & K_PID) {
@@ -661,18 +654,14 @@ static void place_print(const struct report *r, const struct row *w, FILE *f)
 			snprintf(pid, sizeof(pid), "%u:%u", w->pid, w->nspid);
 		else
 			snprintf(pid, sizeof(pid), "%u", w->pid);
-		fputc(' ', f);
-		put_padded(f, pid, 7, false);
+		fprintf(f, " %7s", pid);
 	}
 	if (r->keys & K_DSO) {
-		fputs("  ", f);
-		put_padded(f, jt_tx(w->dso), 24, true);
+		fprintf(f, "  %-24s", jt_tx(w->dso));
 	}
-	fputs("  ", f);
-	put_padded(f,
-		   r->data ? jt_sharing_name(w->source) :
-			     jt_source_name(w->source),
-		   8, true);
+	fprintf(f, "  %-8s",
+		r->data ? jt_sharing_name(w->source) :
+			  jt_source_name(w->source));
 }
 
 /*
