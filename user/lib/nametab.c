@@ -53,6 +53,11 @@ const char *jt_name_get(struct jt_nametab *t, const char *s, size_t len)
 	return n->s;
 }
 
+void jt_name_prefetch(const struct jt_nametab *t, const char *s, size_t len)
+{
+	jt_hash_prefetch(&t->h, jt_hash_bytes(s, len));
+}
+
 void jt_name_ref(const char *name)
 {
 	name_of(name)->refs++;

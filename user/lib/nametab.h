@@ -26,6 +26,8 @@ struct jt_nametab {
 
 /* s (len bytes), with one more reference; NULL without memory. */
 const char *jt_name_get(struct jt_nametab *t, const char *s, size_t len);
+/* Warm the slot where jt_name_get(t, s, len) will look, for soon. */
+void jt_name_prefetch(const struct jt_nametab *t, const char *s, size_t len);
 /* One more reference to a name jt_name_get gave. */
 void jt_name_ref(const char *name);
 /* One less; at zero it waits for jt_names_sweep. NULL is ignored. */

@@ -86,6 +86,13 @@ struct jt_parked {
  * what is live.
  */
 #define ITEM_POOL_MIN 4096
+/*
+ * Each item taken from the pool was put back long ago and is out of the
+ * cache: the pool is a stack of pointers, so the one taken this many
+ * allocations on is fetched now. Linked through the items, only the
+ * next could be, too late to hide the miss (6% of report's time).
+ */
+#define POOL_AHEAD 8
 
 /* An item of len data bytes, which follow it; the caller fills them. */
 static struct jt_item *item_alloc(struct jt_stream *s, uint16_t kind,
@@ -94,13 +101,10 @@ static struct jt_item *item_alloc(struct jt_stream *s, uint16_t kind,
 	bool small = sizeof(struct jt_item) + len <= JT_ITEM_POOL_SIZE;
 	struct jt_item *it = NULL;
 
-	if (small && s->pool) {
-		it = s->pool;
-		s->pool = (struct jt_item *)it->data;
-		s->npool--;
-		/* Put back in bursts: long out of the cache when taken. */
-		if (s->pool)
-			__builtin_prefetch(s->pool, 1);
+	if (small && s->npool) {
+		it = s->pool[--s->npool];
+		if (s->npool >= POOL_AHEAD)
+			__builtin_prefetch(s->pool[s->npool - POOL_AHEAD], 1);
 	} else {
 		it = malloc(small ? JT_ITEM_POOL_SIZE : sizeof(*it) + len);
 	}
@@ -132,10 +136,10 @@ void jt_stream_put(struct jt_stream *s, struct jt_item *it)
 {
 	if (it && it->pooled) {
 		s->nout--;
-		if (s->npool < ITEM_POOL_MIN || s->npool < s->nout) {
-			it->data = s->pool;
-			s->pool = it;
-			s->npool++;
+		if ((s->npool < ITEM_POOL_MIN || s->npool < s->nout) &&
+		    !jt_reserve(&s->pool, &s->pool_cap, s->npool + 1,
+				sizeof(*s->pool))) {
+			s->pool[s->npool++] = it;
 			return;
 		}
 	}
@@ -1352,12 +1356,9 @@ void jt_stream_free(struct jt_stream *s)
 	s->parked_head = s->nparked;
 	park_release(s);
 	free(s->parked);
-	while (s->pool) {
-		struct jt_item *next = (struct jt_item *)s->pool->data;
-
-		free(s->pool);
-		s->pool = next;
-	}
+	while (s->npool)
+		free(s->pool[--s->npool]);
+	free(s->pool);
 	jt_hash_for_each (&s->buildids, i)
 		free(s->buildids.e[i].val);
 	jt_hash_free(&s->buildids);

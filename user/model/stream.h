@@ -192,8 +192,9 @@ struct jt_stream {
 	size_t nparked;
 	size_t parked_head;
 	size_t parked_cap;
-	struct jt_item *pool; /* free small items, linked through data */
+	struct jt_item **pool; /* free small items, a stack */
 	size_t npool;
+	size_t pool_cap;
 	size_t nout; /* small items handed out and not yet put back */
 	struct jt_park_chunk *park_head; /* their payloads, in order */
 	struct jt_park_chunk *park_tail;

@@ -719,6 +719,8 @@ static void print_row(struct report *r, const struct row *w)
 	putchar_unlocked('\n');
 }
 
+#define PRINT_AHEAD 8
+
 static void print_table(struct report *r, const struct jt_stream *s,
 			const struct jt_syms *y)
 {
@@ -729,6 +731,11 @@ static void print_table(struct report *r, const struct jt_stream *s,
 	       jt_stream_meta(s, "perf.event") ?: "?");
 	print_head(r);
 	for (i = 0; i < r->n; i++) {
+		/* Rows print in count order, scattered over the heap. */
+		if (i + 2 * PRINT_AHEAD < r->n)
+			__builtin_prefetch(r->rows[i + 2 * PRINT_AHEAD]);
+		if (i + PRINT_AHEAD < r->n)
+			__builtin_prefetch(r->rows[i + PRINT_AHEAD]->sym);
 		print_row(r, r->rows[i]);
 		if (r->graph)
 			print_callers(r->rows[i]);
