@@ -890,7 +890,6 @@ static bool jit_log(struct jt_proc *p, const struct jt_jit_item *j)
 	return !jt_jitlog_add(&p->jitlog, j, lo, hi);
 }
 
-/* The log into the tables, in order: they are up to date after. */
 /* Each name's slot is a miss in a big table: warm it a few loads early. */
 #define JIT_AHEAD 8
 
@@ -901,6 +900,7 @@ static void name_prefetch(const struct jt_nametab *t,
 		jt_name_prefetch(t, j->name, j->name_len);
 }
 
+/* The log into the tables, in order: they are up to date after. */
 static void jit_replay(struct jt_model *m, struct jt_proc *p)
 {
 	struct jt_jitlog l = p->jitlog;

@@ -90,7 +90,7 @@ struct jt_parked {
  * Each item taken from the pool was put back long ago and is out of the
  * cache: the pool is a stack of pointers, so the one taken this many
  * allocations on is fetched now. Linked through the items, only the
- * next could be, too late to hide the miss (6% of report's time).
+ * next could be, too late to hide the miss (3% of report's time).
  */
 #define POOL_AHEAD 8
 

@@ -643,9 +643,8 @@ static const char *count_cols(const struct report *r, uint64_t v, bool share,
 
 static void place_print(const struct report *r, const struct row *w, FILE *f)
 {
-	if (r->keys & K_COMM) {
+	if (r->keys & K_COMM)
 		fprintf(f, "  %-16s", jt_tx(w->comm));
-	}
 	/* 4438:1 for pid 4438, pid 1 in its PID namespace. */
 	if (r->keys & K_PID) {
 		char pid[24];
@@ -656,9 +655,8 @@ static void place_print(const struct report *r, const struct row *w, FILE *f)
 			snprintf(pid, sizeof(pid), "%u", w->pid);
 		fprintf(f, " %7s", pid);
 	}
-	if (r->keys & K_DSO) {
+	if (r->keys & K_DSO)
 		fprintf(f, "  %-24s", jt_tx(w->dso));
-	}
 	fprintf(f, "  %-8s",
 		r->data ? jt_sharing_name(w->source) :
 			  jt_source_name(w->source));
