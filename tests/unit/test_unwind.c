@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "bytes.h"
 #include "unwind/cfi.h"
 #include "unwind/trampoline.h"
 #include "unwind/unwind.h"
@@ -24,29 +25,8 @@
 #define E_START 0x403000 /* an object's entry stub: CFI, but no FDE here */
 #define SP0 0x10000
 
-struct eh {
-	unsigned char b[256];
-	size_t n;
-};
-
-static void put(struct eh *e, const void *p, size_t n)
-{
-	memcpy(e->b + e->n, p, n);
-	e->n += n;
-}
-
-static void put32(struct eh *e, uint32_t v)
-{
-	put(e, &v, 4);
-}
-
-static void put64(struct eh *e, uint64_t v)
-{
-	put(e, &v, 8);
-}
-
 /* A CIE as x86-64 compilers write it, with absolute 8-byte addresses. */
-static size_t cie(struct eh *e)
+static size_t cie(struct bytes *e)
 {
 	static const unsigned char body[] = {
 		1,    0,	/* version, augmentation "" */
@@ -57,23 +37,23 @@ static size_t cie(struct eh *e)
 	};
 	size_t at = e->n;
 
-	put32(e, 4 + sizeof(body));
-	put32(e, 0); /* CIE id */
+	put_u32(e, 4 + sizeof(body));
+	put_u32(e, 0); /* CIE id */
 	put(e, body, sizeof(body));
 	return at;
 }
 
-static void fde(struct eh *e, size_t cie_at, uint64_t start, uint64_t len,
+static void fde(struct bytes *e, size_t cie_at, uint64_t start, uint64_t len,
 		const unsigned char *ins, size_t nins)
 {
 	size_t body = 4 + 8 + 8 + nins, pad = (4 - (4 + body) % 4) % 4;
 	size_t at = e->n;
 	static const unsigned char nops[4];
 
-	put32(e, body + pad);
-	put32(e, at + 4 - cie_at); /* back to the CIE */
-	put64(e, start);
-	put64(e, len);
+	put_u32(e, body + pad);
+	put_u32(e, at + 4 - cie_at); /* back to the CIE */
+	put_u64(e, start);
+	put_u64(e, len);
 	put(e, ins, nins);
 	put(e, nops, pad);
 }
@@ -85,12 +65,12 @@ static struct jt_cfi *make_cfi(void)
 	/* D: _start's rule, the return address is undefined. */
 	static const unsigned char d_ins[] = { 0x07, 16 };
 	struct jt_cfi_sect s[JT_CFI_NKINDS] = {};
-	struct eh e = {};
+	struct bytes e = {};
 	size_t c = cie(&e);
 
 	fde(&e, c, A_START, 0x100, a_ins, sizeof(a_ins));
 	fde(&e, c, D_START, 0x100, d_ins, sizeof(d_ins));
-	put32(&e, 0);
+	put_u32(&e, 0);
 	s[JT_CFI_EH_FRAME] = (struct jt_cfi_sect){ e.b, e.n, 0x400800 };
 	return jt_cfi_new(s);
 }
