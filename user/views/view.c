@@ -2,11 +2,21 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/heap.h"
 #include "views/view.h"
+
+/*
+ * Address space for the heap of a view, in huge pages: twice what report
+ * takes to name 200K JIT functions and 1M samples (113 MB).
+ */
+#define VIEW_HEAP_RESERVE (256UL << 20)
 
 int jt_view_open(struct jt_stream *s, const char *path)
 {
 	char msg[512];
+
+	/* Advice: without it the view runs as before, faulting 4K pages. */
+	jt_heap_hugepages(VIEW_HEAP_RESERVE);
 
 	if (jt_stream_open(s, path, msg, sizeof(msg))) {
 		fprintf(stderr, "jittrace: %s\n", msg);
