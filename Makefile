@@ -204,8 +204,9 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(JT_CFLAGS) $(CFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS) -lcmocka
 
-# report's row order is a view's, tested on its own.
+# report's row order and counts are a view's, tested on their own.
 $(OUT)/tests/test_report_rows: $(OUT)/user/views/report_rows.o
+$(OUT)/tests/test_report_groups: $(OUT)/user/views/report_groups.o
 
 $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* report's row order: the keyed merge sort against a plain comparison. */
+/*
+ * report's row order: the keyed merge sort against a plain comparison,
+ * down to rows that differ only in their names' source.
+ */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,9 +31,10 @@ static int plain_cmp(const void *a, const void *b)
 		return c;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	if ((c = strcmp(x->dso, y->dso)) || (c = strcmp(x->sym, y->sym)))
+	if ((c = strcmp(x->dso, y->dso)) || (c = strcmp(x->sym, y->sym)) ||
+	    (c = strcmp(x->dsym, y->dsym)))
 		return c;
-	return strcmp(x->dsym, y->dsym);
+	return x->source - y->source;
 }
 
 /* Names that tie on their first 8 and 16 bytes and differ past them,
@@ -75,6 +79,8 @@ static void test_order_matches_plain_compare(void **state)
 				.dso = dsos[rand_r(&seed) % 3],
 				.sym = syms[rand_r(&seed) % 15],
 				.dsym = dsyms[rand_r(&seed) % 2],
+				/* rows may differ in where a name came from */
+				.source = rand_r(&seed) % 3,
 				.samples = rand_r(&seed) % 4,
 				.children = rand_r(&seed) % 3,
 			};
@@ -85,7 +91,8 @@ static void test_order_matches_plain_compare(void **state)
 				    rows[i].pid == w.pid &&
 				    rows[i].dso == w.dso &&
 				    rows[i].sym == w.sym &&
-				    rows[i].dsym == w.dsym)
+				    rows[i].dsym == w.dsym &&
+				    rows[i].source == w.source)
 					break;
 			if (i == n)
 				rows[n++] = w;

@@ -64,13 +64,13 @@ static void place(struct jt_hash_ent *e, size_t cap, uint64_t hash, void *val)
  * faults a page, 40% of the naming bench's faults for its two big tables,
  * and each slot read at random a TLB miss as well.
  */
-static struct jt_hash_ent *table_alloc(size_t cap)
+void *jt_table_alloc(size_t len)
 {
-	size_t len = cap * sizeof(struct jt_hash_ent), head;
+	size_t head;
 	char *p;
 
 	if (len < HUGE_PAGE)
-		return calloc(cap, sizeof(struct jt_hash_ent));
+		return calloc(1, len);
 	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -83,30 +83,28 @@ static struct jt_hash_ent *table_alloc(size_t cap)
 	/* Advice only: without THP, or before 5.14, pages come as faulted. */
 	madvise(p, len, MADV_HUGEPAGE);
 	madvise(p, len, MADV_POPULATE_WRITE);
-	return (struct jt_hash_ent *)p;
+	return p;
 }
 
-static void table_free(struct jt_hash_ent *e, size_t cap)
+void jt_table_free(void *p, size_t len)
 {
-	size_t len = cap * sizeof(*e);
-
 	if (len < HUGE_PAGE)
-		free(e);
-	else
-		munmap(e, len);
+		free(p);
+	else if (p)
+		munmap(p, len);
 }
 
 static int grow(struct jt_hash *h)
 {
 	size_t cap = h->cap ? h->cap * 2 : 64, i;
-	struct jt_hash_ent *e = table_alloc(cap);
+	struct jt_hash_ent *e = jt_table_alloc(cap * sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
 	for (i = 0; i < h->cap; i++)
 		if (h->e[i].val)
 			place(e, cap, h->e[i].hash, h->e[i].val);
-	table_free(h->e, h->cap);
+	jt_table_free(h->e, h->cap * sizeof(*h->e));
 	h->e = e;
 	h->cap = cap;
 	return 0;
@@ -151,6 +149,6 @@ void *jt_hash_del(struct jt_hash *h, uint64_t hash, jt_hash_eq eq,
 
 void jt_hash_free(struct jt_hash *h)
 {
-	table_free(h->e, h->cap);
+	jt_table_free(h->e, h->cap * sizeof(*h->e));
 	*h = (struct jt_hash){};
 }

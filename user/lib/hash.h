@@ -34,27 +34,19 @@ void *jt_hash_del(struct jt_hash *h, uint64_t hash, jt_hash_eq eq,
 		  const void *key);
 void jt_hash_free(struct jt_hash *h);
 
-/*
- * For a find of hash soon: warm its slot, then, once the slot is in the
- * cache, the value there. Between many finds they overlap the misses.
- */
+/* For a find of hash soon: warm its slot. */
 static inline void jt_hash_prefetch(const struct jt_hash *h, uint64_t hash)
 {
 	if (h->cap)
 		__builtin_prefetch(&h->e[hash & (h->cap - 1)]);
 }
 
-static inline void jt_hash_prefetch_val(const struct jt_hash *h, uint64_t hash)
-{
-	const struct jt_hash_ent *e =
-		h->cap ? &h->e[hash & (h->cap - 1)] : NULL;
-
-	/* Its first 64 bytes, which may lie across two lines. */
-	if (e && e->val && e->hash == hash) {
-		__builtin_prefetch(e->val);
-		__builtin_prefetch((const char *)e->val + 63);
-	}
-}
+/*
+ * A zeroed table of len bytes, for slots read at random: of 2 MiB or
+ * more, mapped on its own in huge pages and given back when freed.
+ */
+void *jt_table_alloc(size_t len);
+void jt_table_free(void *p, size_t len);
 
 uint64_t jt_hash_bytes(const void *p, size_t len);
 uint64_t jt_hash_u64(uint64_t x);

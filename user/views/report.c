@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* jittrace report: samples per command, process, object and symbol. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "lib/hash.h"
 #include "model/datasym.h"
 #include "model/pipeline.h"
+#include "views/report_groups.h"
 #include "views/report_rows.h"
 #include "views/view.h"
 
@@ -76,12 +78,6 @@ struct place_cache {
 };
 
 /*
- * Samples counted in batches: the table's slots and rows for all of a
- * batch are fetched before any is read, so their cache misses overlap.
- */
-#define ROW_BATCH 32
-
-/*
  * Rows come from slabs, listed slab by slab. As 200K mallocs they
  * were sorted in the table's order, a cache miss each, and freed one by
  * one, which had glibc consolidate its bins: 8% of report's time.
@@ -105,12 +101,11 @@ struct report {
 	struct jt_stream *s;
 	struct jt_syms *syms; /* the pipeline's: its ELF files */
 	struct jt_strtab strs;
-	const char *comm_last;	/* the last sample's comm, interned */
-	struct jt_hash groups;	/* of struct row */
-	struct row_slab *slabs; /* the newest, with room or full */
-	struct row batch[ROW_BATCH];
-	uint64_t batch_hash[ROW_BATCH];
-	size_t nbatch;
+	const char *comm_last;	 /* the last sample's comm, interned */
+	struct jt_groups counts; /* without -g: the counts by group */
+	bool nomem;		 /* a sample went uncounted */
+	struct jt_hash groups;	 /* -g: of struct row */
+	struct row_slab *slabs;	 /* the newest, with room or full */
 	struct count_cache cc_samples, cc_children;
 	struct place_cache place;
 	struct row **rows; /* the groups, most samples first */
@@ -295,23 +290,6 @@ static void count(struct row *w, const struct row *k)
 	w->retro += k->retro;
 }
 
-static void flush_batch(struct report *r)
-{
-	struct row *w;
-	size_t i;
-
-	for (i = 0; i < r->nbatch; i++)
-		jt_hash_prefetch(&r->groups, r->batch_hash[i]);
-	for (i = 0; i < r->nbatch; i++)
-		jt_hash_prefetch_val(&r->groups, r->batch_hash[i]);
-	for (i = 0; i < r->nbatch; i++) {
-		w = row_find_add(r, &r->batch[i], r->batch_hash[i]);
-		if (w)
-			count(w, &r->batch[i]);
-	}
-	r->nbatch = 0;
-}
-
 /* A sample of k's group; -g counts at once, for its stack's rows. */
 static void add(struct report *r, struct row *k)
 {
@@ -324,10 +302,8 @@ static void add(struct report *r, struct row *k)
 		return;
 	}
 	mask_keys(r, k);
-	r->batch_hash[r->nbatch] = row_hash(k);
-	r->batch[r->nbatch++] = *k;
-	if (r->nbatch == ROW_BATCH)
-		flush_batch(r);
+	if (jt_groups_add(&r->counts, k))
+		r->nomem = true;
 }
 
 static bool path_eq(const void *val, const void *key)
@@ -467,14 +443,27 @@ static void on_item(void *ctx, struct jt_model *m, const struct jt_item *it,
 		add_stack(r, &k, y);
 }
 
+static int take_group(void *ctx, const struct row *g)
+{
+	struct row *w = row_alloc(ctx);
+
+	if (!w)
+		return -ENOMEM;
+	*w = *g;
+	return 0;
+}
+
 /* The groups, most samples first. */
 static int group(struct report *r)
 {
 	struct row_slab *sl;
-	size_t i;
+	size_t i, n = 0;
 
-	flush_batch(r);
-	r->rows = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*r->rows));
+	if (!r->graph && jt_groups_drain(&r->counts, take_group, r))
+		return -1;
+	for (sl = r->slabs; sl; sl = sl->next)
+		n += sl->n;
+	r->rows = malloc((n ? n : 1) * sizeof(*r->rows));
 	if (!r->rows)
 		return -1;
 	/* Slab by slab, newest first: the sort reads them one by one. */
@@ -848,6 +837,7 @@ static void free_last_run(void)
 
 	if (the_run_left) {
 		jt_hash_free(&r->groups);
+		jt_groups_free(&r->counts);
 		free_rows(r);
 		free(r->rows);
 		free(r->place.s);
@@ -882,8 +872,10 @@ int cmd_report(int argc, char **argv)
 	r->s = s;
 	r->syms = &p->syms; /* set up by the run, used only during it */
 	err = jt_view_run(p, s, in, &ops);
-	if (!err && group(r))
+	if (!err && (r->nomem || group(r))) {
+		fprintf(stderr, "jittrace: report: out of memory\n");
 		err = 1;
+	}
 	if (err) {
 		/* nothing more to print */
 	} else if (r->json) {

@@ -43,9 +43,11 @@ static int row_cmp(const struct row *x, const struct row *y)
 {
 	int c;
 
-	if ((c = place_cmp(x, y)) || (c = name_cmp(x->sym, y->sym)))
+	if ((c = place_cmp(x, y)) || (c = name_cmp(x->sym, y->sym)) ||
+	    (c = name_cmp(x->dsym, y->dsym)))
 		return c;
-	return name_cmp(x->dsym, y->dsym);
+	/* Rows differ in source at least: their order is not left to chance. */
+	return (x->source > y->source) - (x->source < y->source);
 }
 
 static int key_cmp(const struct key *a, const struct key *b, bool graph)
