@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A reader's heap in huge pages: after jt_heap_hugepages the heap's top
- * is a mapping advised MADV_HUGEPAGE ("hg" in smaps) of at least the
- * reserve, blocks that glibc would have mapped on their own come from it,
- * and a second call changes nothing. Each test runs in a child of its
- * own: the setting is once per process.
+ * is advised MADV_HUGEPAGE ("hg" in smaps) from a huge page on, for at
+ * least the reserve, blocks that glibc would have mapped on their own come from
+ * it, and a second call changes nothing. Each test runs in a child of its own:
+ * the setting is once per process.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,12 +27,18 @@ struct vma {
 	bool hg; /* advised MADV_HUGEPAGE */
 };
 
-/* The mapping of our own that holds addr, from /proc/self/smaps. */
-static bool vma_of(uintptr_t addr, struct vma *v)
+/*
+ * The advised span ending at addr's mapping: that mapping and those right
+ * before it, while they are advised too. In a forked child the heap grows
+ * in a mapping of its own (its old one shares anon pages with the
+ * parent), so the advice may cover two mappings.
+ */
+static bool span_of(uintptr_t addr, struct vma *v)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");
+	struct vma cur = {}, run = {};
 	char line[512];
-	bool in = false, found = false;
+	bool found = false;
 
 	assert_non_null(f);
 	while (!found && fgets(line, sizeof(line), f)) {
@@ -40,15 +46,18 @@ static bool vma_of(uintptr_t addr, struct vma *v)
 		char perm[5];
 
 		if (sscanf(line, "%lx-%lx %4s", &s, &e, perm) == 3) {
-			in = addr >= s && addr < e;
-			if (in)
-				*v = (struct vma){ .start = s, .end = e };
-		} else if (in && !strncmp(line, "VmFlags:", 8)) {
-			v->hg = strstr(line, " hg") != NULL;
-			found = true;
+			cur = (struct vma){ .start = s, .end = e };
+		} else if (!strncmp(line, "VmFlags:", 8)) {
+			cur.hg = strstr(line, " hg") != NULL;
+			if (cur.hg && run.hg && run.end == cur.start)
+				run.end = cur.end;
+			else
+				run = cur;
+			found = addr >= cur.start && addr < cur.end;
 		}
 	}
 	fclose(f);
+	*v = run.hg ? run : cur;
 	return found;
 }
 
@@ -87,14 +96,14 @@ static int reserve_advised(void)
 
 	bad += check(jt_heap_hugepages(RESERVE) == 0, "returns 0");
 	end = sbrk(0);
-	bad += check(vma_of((uintptr_t)end - 1, &top), "the top is mapped");
+	bad += check(span_of((uintptr_t)end - 1, &top), "the top is mapped");
 	bad += check(top.hg, "the top is advised into huge pages");
 	bad += check(top.start % HUGE_PAGE == 0, "advised from a huge page");
 	bad += check(top.end - top.start >= RESERVE - HUGE_PAGE,
 		     "the advised top holds the reserve");
 	/* 4 MiB: glibc's own threshold would have mapped it apart. */
 	p = malloc(4UL << 20);
-	bad += check(p && vma_of((uintptr_t)p + (2UL << 20), &blk) &&
+	bad += check(p && span_of((uintptr_t)p + (2UL << 20), &blk) &&
 			     blk.start == top.start && blk.hg,
 		     "a 4 MiB block comes from the advised heap");
 	memset(p, 1, 4UL << 20);
