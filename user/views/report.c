@@ -187,8 +187,9 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 }
 
 /*
- * Every string in a row is interned, so rows are equal when their
+ * -g: every string in a row is interned, so rows are equal when their
  * pointers are: aggregate in a hash as samples come, one row per group.
+ * Without -g, samples are counted in jt_groups (report_groups.c).
  */
 static uint64_t row_hash(const struct row *k)
 {
