@@ -2,9 +2,11 @@
 /*
  * A reader's heap in huge pages: after jt_heap_hugepages the heap's top
  * is advised MADV_HUGEPAGE ("hg" in smaps) from a huge page on, for at
- * least the reserve, blocks that glibc would have mapped on their own come from
- * it, and a second call changes nothing. Each test runs in a child of its own:
- * the setting is once per process.
+ * least the reserve; blocks that glibc would have mapped on their own
+ * come from it, and a second call changes nothing. A host that takes
+ * free pages back (a virtio balloon that reports them), and glibc's own
+ * tunable, leave the heap as it was. Each test runs in a child of its
+ * own: the setting is once per process.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,12 +16,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "lib/heap.h"
 
 #define RESERVE (64UL << 20)
+
+/* A virtio balloon driver's sysfs directory, made up for each test. */
+static char balloons[64];
+
+/* One balloon device, its features as sysfs gives them: "0110..." */
+static void balloon_with(const char *features)
+{
+	char path[128];
+	FILE *f;
+
+	strcpy(balloons, "/tmp/jt-balloon-XXXXXX");
+	assert_non_null(mkdtemp(balloons));
+	if (!features)
+		return;
+	snprintf(path, sizeof(path), "%s/virtio3", balloons);
+	assert_int_equal(mkdir(path, 0755), 0);
+	strcat(path, "/features");
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%s\n", features);
+	fclose(f);
+}
+
+static void balloon_gone(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", balloons);
+	assert_int_equal(system(cmd), 0);
+}
 #define HUGE_PAGE (2UL << 20)
 
 struct vma {
@@ -94,7 +126,7 @@ static int reserve_advised(void)
 	char *end, *p;
 	int bad = 0;
 
-	bad += check(jt_heap_hugepages(RESERVE) == 0, "returns 0");
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 0, "returns 0");
 	end = sbrk(0);
 	bad += check(span_of((uintptr_t)end - 1, &top), "the top is mapped");
 	bad += check(top.hg, "the top is advised into huge pages");
@@ -108,7 +140,8 @@ static int reserve_advised(void)
 		     "a 4 MiB block comes from the advised heap");
 	memset(p, 1, 4UL << 20);
 	free(p);
-	bad += check(jt_heap_hugepages(RESERVE) == 0, "a second call is 0");
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 0,
+		     "a second call is 0");
 	bad += check(sbrk(0) == end, "a second call does not grow the heap");
 	return bad;
 }
@@ -119,7 +152,10 @@ static void test_reserve_is_advised_and_takes_big_blocks(void **state)
 		fprintf(stderr, "SKIP: no transparent huge pages here\n");
 		skip();
 	}
+	/* A balloon that does not report free pages: stats and deflate. */
+	balloon_with("0110000000000000000000000000000010000000");
 	assert_int_equal(in_child(reserve_advised), 0);
+	balloon_gone();
 }
 
 static int tunable_left_to_glibc(void)
@@ -128,14 +164,34 @@ static int tunable_left_to_glibc(void)
 	int bad = 0;
 
 	setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
-	bad += check(jt_heap_hugepages(RESERVE) == 1, "returns 1");
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 1, "returns 1");
 	bad += check(sbrk(0) == end, "the heap is left as it was");
 	return bad;
 }
 
 static void test_glibc_tunable_is_left_to_glibc(void **state)
 {
+	balloon_with(NULL);
 	assert_int_equal(in_child(tunable_left_to_glibc), 0);
+	balloon_gone();
+}
+
+static int heap_left_alone(void)
+{
+	char *end = sbrk(0);
+	int bad = 0;
+
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 1, "returns 1");
+	bad += check(sbrk(0) == end, "the heap is left as it was");
+	return bad;
+}
+
+/* Feature bit 5: the balloon reports free pages, and the host takes them. */
+static void test_host_that_takes_free_pages_back_is_left_alone(void **state)
+{
+	balloon_with("0110010100000000000000000000000010000000");
+	assert_int_equal(in_child(heap_left_alone), 0);
+	balloon_gone();
 }
 
 int main(void)
@@ -143,6 +199,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reserve_is_advised_and_takes_big_blocks),
 		cmocka_unit_test(test_glibc_tunable_is_left_to_glibc),
+		cmocka_unit_test(
+			test_host_that_takes_free_pages_back_is_left_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

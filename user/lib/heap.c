@@ -9,6 +9,7 @@
  * grow the heap by a reserve of address space, advise it into huge pages
  * and keep it. The reserve costs no memory until it is touched.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,36 @@ static size_t thp_size(void)
 	return n & (n - 1) ? 0 : n;
 }
 
+/*
+ * A virtio balloon with free page reporting (feature bit 5, the sixth
+ * character of "features") hands free memory back to the host, huge
+ * blocks first: a huge page there is mostly memory the host must fault
+ * in again. On this machine, a Firecracker guest that reports, zeroing
+ * the view's huge pages swung from 0.02 to 0.3 s of sys time from run to
+ * run, and report was no faster at the median than with 4K pages.
+ */
+static bool host_takes_free_pages(const char *balloons)
+{
+	char path[PATH_MAX], f[8] = "";
+	bool yes = false;
+	struct dirent *d;
+	DIR *dir = opendir(balloons);
+	FILE *fp;
+
+	while (dir && !yes && (d = readdir(dir))) {
+		if (strncmp(d->d_name, "virtio", 6) ||
+		    snprintf(path, sizeof(path), "%s/%s/features", balloons,
+			     d->d_name) >= (int)sizeof(path) ||
+		    !(fp = fopen(path, "re")))
+			continue;
+		yes = fgets(f, sizeof(f), fp) && strlen(f) > 5 && f[5] == '1';
+		fclose(fp);
+	}
+	if (dir)
+		closedir(dir);
+	return yes;
+}
+
 static bool glibc_told(void)
 {
 	const char *t = getenv("GLIBC_TUNABLES");
@@ -68,6 +99,12 @@ static int grow_top(char **top, char **end)
 
 int jt_heap_hugepages(size_t reserve)
 {
+	return jt_heap_hugepages_at(reserve,
+				    "/sys/bus/virtio/drivers/virtio_balloon");
+}
+
+int jt_heap_hugepages_at(size_t reserve, const char *balloons)
+{
 	static int done;
 	size_t huge = thp_size();
 	char *top, *end, *from;
@@ -75,7 +112,7 @@ int jt_heap_hugepages(size_t reserve)
 
 	if (done)
 		return 0;
-	if (!huge || glibc_told())
+	if (!huge || glibc_told() || host_takes_free_pages(balloons))
 		return 1;
 	if (reserve > INT_MAX / 2)
 		return -EINVAL;
