@@ -50,7 +50,8 @@ static int row_cmp(const struct row *x, const struct row *y)
 	return (x->source > y->source) - (x->source < y->source);
 }
 
-static int key_cmp(const struct key *a, const struct key *b, bool graph)
+static inline __attribute__((always_inline)) int
+key_cmp(const struct key *a, const struct key *b, bool graph)
 {
 	if (a->count != b->count)
 		return a->count > b->count ? -1 : 1;
@@ -77,14 +78,16 @@ static void prefix(const char *s, struct key *k)
 		k->pfx2 |= (uint32_t)(unsigned char)s[i] << (24 - 8 * (i - 8));
 }
 
-static void merge_sort(struct key *a, struct key *tmp, size_t n, bool graph)
+static inline __attribute__((always_inline)) void
+merge_sort_as(struct key *a, struct key *tmp, size_t n, bool graph,
+	      void (*self)(struct key *, struct key *, size_t))
 {
 	size_t h = n / 2, i = 0, j = h, k = 0;
 
 	if (n < 2)
 		return;
-	merge_sort(a, tmp, h, graph);
-	merge_sort(a + h, tmp, n - h, graph);
+	self(a, tmp, h);
+	self(a + h, tmp, n - h);
 	if (key_cmp(&a[h - 1], &a[h], graph) <= 0)
 		return;
 	memcpy(tmp, a, h * sizeof(*a));
@@ -92,6 +95,17 @@ static void merge_sort(struct key *a, struct key *tmp, size_t n, bool graph)
 	while (i < h && j < n)
 		a[k++] = key_cmp(&a[j], &tmp[i], graph) < 0 ? a[j++] : tmp[i++];
 	memcpy(a + k, tmp + i, (h - i) * sizeof(*a));
+}
+
+/* One sort for each order, so the compare is inlined with its branch. */
+static void merge_sort_flat(struct key *a, struct key *tmp, size_t n)
+{
+	merge_sort_as(a, tmp, n, false, merge_sort_flat);
+}
+
+static void merge_sort_graph(struct key *a, struct key *tmp, size_t n)
+{
+	merge_sort_as(a, tmp, n, true, merge_sort_graph);
 }
 
 /* A distinct (comm, pid, dso): rows of one process and object share it. */
@@ -208,7 +222,7 @@ int jt_rows_order(struct row **rows, size_t n, bool graph)
 	err = rank_places(k, n);
 	if (err)
 		goto out;
-	merge_sort(k, tmp, n, graph);
+	(graph ? merge_sort_graph : merge_sort_flat)(k, tmp, n);
 	for (i = 0; i < n; i++)
 		rows[i] = k[i].w;
 out:
