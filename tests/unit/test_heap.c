@@ -5,8 +5,9 @@
  * least the reserve; blocks that glibc would have mapped on their own
  * come from it, and a second call changes nothing. A host that takes
  * free pages back (a virtio balloon that reports them), and glibc's own
- * tunable, leave the heap as it was. Each test runs in a child of its
- * own: the setting is once per process.
+ * tunable, leave the heap as it was. A heap left in 4K pages is faulted
+ * in by a thread as glibc grows it (jt_heap_prefault). Each test runs in
+ * a child of its own: the setting is once per process.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,8 +15,10 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,7 +167,8 @@ static int tunable_left_to_glibc(void)
 	int bad = 0;
 
 	setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
-	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 1, "returns 1");
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == JT_HEAP_TOLD,
+		     "returns JT_HEAP_TOLD");
 	bad += check(sbrk(0) == end, "the heap is left as it was");
 	return bad;
 }
@@ -181,7 +185,8 @@ static int heap_left_alone(void)
 	char *end = sbrk(0);
 	int bad = 0;
 
-	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == 1, "returns 1");
+	bad += check(jt_heap_hugepages_at(RESERVE, balloons) == JT_HEAP_4K,
+		     "returns JT_HEAP_4K");
 	bad += check(sbrk(0) == end, "the heap is left as it was");
 	return bad;
 }
@@ -194,6 +199,63 @@ static void test_host_that_takes_free_pages_back_is_left_alone(void **state)
 	balloon_gone();
 }
 
+#define PAD (8UL << 20)
+#define BLOCK (16UL << 20)
+#define PAGE 4096UL
+
+/* Pages of [p, p + len) in memory. */
+static size_t resident(char *p, size_t len)
+{
+	static unsigned char vec[BLOCK / PAGE];
+	size_t i, n = 0;
+
+	if (mincore(p, len, vec))
+		return 0;
+	for (i = 0; i < len / PAGE; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/*
+ * A block this process never writes to is in memory all the same, once
+ * the thread has had its time: it was populated, not faulted in. Only
+ * its inner pages count, glibc writes chunk headers at either end.
+ */
+static int block_populated(void)
+{
+	struct timespec tick = { 0, 1000000 };
+	char *before = sbrk(0), *p, *inner;
+	size_t len = BLOCK - 2 * PAGE, n = 0;
+	int bad = 0, waited;
+
+	bad += check(jt_heap_prefault(PAD) == 0, "returns 0");
+	bad += check(jt_heap_prefault(PAD) == 0, "a second call is 0");
+	p = malloc(BLOCK);
+	/* Mapped apart, it would lie far past the break. */
+	bad += check(p + BLOCK > before && p + BLOCK <= (char *)sbrk(0),
+		     "a 16 MiB block comes from the heap, which grew for it");
+	bad += check((char *)sbrk(0) >= p + BLOCK + PAD - PAGE,
+		     "the heap grew by the pad beyond it");
+	inner = (char *)(((uintptr_t)p + 2 * PAGE - 1) & ~(PAGE - 1));
+	/* However slow the machine: a minute before calling it a failure. */
+	for (waited = 0; waited < 60000; waited++) {
+		n = resident(inner, len);
+		if (n == len / PAGE)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	if (n != len / PAGE)
+		fprintf(stderr, "%zu of %zu pages in memory\n", n, len / PAGE);
+	bad += check(n == len / PAGE, "every page of the block is in memory");
+	free(p);
+	return bad;
+}
+
+static void test_heap_in_4k_pages_is_populated_ahead(void **state)
+{
+	assert_int_equal(in_child(block_populated), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_glibc_tunable_is_left_to_glibc),
 		cmocka_unit_test(
 			test_host_that_takes_free_pages_back_is_left_alone),
+		cmocka_unit_test(test_heap_in_4k_pages_is_populated_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <limits.h>
@@ -20,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "lib/heap.h"
 
@@ -112,8 +116,10 @@ int jt_heap_hugepages_at(size_t reserve, const char *balloons)
 
 	if (done)
 		return 0;
-	if (!huge || glibc_told() || host_takes_free_pages(balloons))
-		return 1;
+	if (glibc_told())
+		return JT_HEAP_TOLD;
+	if (!huge || host_takes_free_pages(balloons))
+		return JT_HEAP_4K;
 	if (reserve > INT_MAX / 2)
 		return -EINVAL;
 	/*
@@ -132,6 +138,89 @@ int jt_heap_hugepages_at(size_t reserve, const char *balloons)
 	from = (char *)(((uintptr_t)top + huge - 1) & ~(uintptr_t)(huge - 1));
 	if (end > from && madvise(from, end - from, MADV_HUGEPAGE))
 		return -errno;
+	done = 1;
+	return 0;
+}
+
+/*
+ * Where the heap stays in 4K pages, the reader faults each in at its
+ * first write: on this machine 27K faults of 2.6 us, 12% of report's
+ * time on the naming bench. A thread populates the heap as glibc grows
+ * it, off the reader's core: glibc grows it by the pad ahead of need,
+ * and the thread looks again soon after it grew. The reader then finds
+ * most pages there; one it reaches first it faults in as before.
+ */
+#define PREFAULT_STEP (1UL << 20) /* mmap_lock is held for no more */
+#define NAP_MIN_NS 50000L
+#define NAP_MAX_NS 1000000L
+
+static char *current_break(void)
+{
+	/* glibc's sbrk reads a variable the reader's thread writes. */
+	return (char *)syscall(SYS_brk, 0);
+}
+
+static void nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *prefault(void *from)
+{
+	char *done = from, *brk;
+	long ns = NAP_MIN_NS;
+
+	for (;; nap(ns)) {
+		brk = current_break();
+		/* Trimmed: what is past the break is gone. */
+		if (brk < done)
+			done = brk;
+		ns = brk == done ? (ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) :
+				   NAP_MIN_NS;
+		while (done < brk) {
+			size_t n = (size_t)(brk - done);
+
+			if (n > PREFAULT_STEP)
+				n = PREFAULT_STEP;
+			/* Before Linux 5.14: the faults stay the reader's. */
+			if (madvise(done, n, MADV_POPULATE_WRITE) &&
+			    errno == EINVAL)
+				return NULL;
+			done += n;
+		}
+	}
+	return NULL;
+}
+
+int jt_heap_prefault(size_t pad)
+{
+	static int done;
+	sigset_t all, old;
+	pthread_t t;
+	char *from;
+	int err;
+
+	if (done)
+		return 0;
+	if (pad > INT_MAX / 4)
+		return -EINVAL;
+	/* Blocks up to 32 MiB from the heap, so the thread sees them too. */
+	if (!mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) ||
+	    !mallopt(M_TRIM_THRESHOLD, 4 * pad) || !mallopt(M_TOP_PAD, pad))
+		return -EINVAL;
+	/* The top glibc has not handed out yet is untouched too. */
+	from = current_break() - mallinfo2().keepcost;
+	from = (char *)((uintptr_t)from & ~(uintptr_t)(getpagesize() - 1));
+	/* Signals are the reader's to take. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, NULL, prefault, from);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	pthread_detach(t);
 	done = 1;
 	return 0;
 }

@@ -10,13 +10,16 @@
  * takes to name 200K JIT functions and 1M samples (113 MB).
  */
 #define VIEW_HEAP_RESERVE (256UL << 20)
+/* What glibc adds to a heap in 4K pages beyond the block it grew for. */
+#define VIEW_HEAP_PAD (4UL << 20)
 
 int jt_view_open(struct jt_stream *s, const char *path)
 {
 	char msg[512];
 
 	/* Advice: without it the view runs as before, faulting 4K pages. */
-	jt_heap_hugepages(VIEW_HEAP_RESERVE);
+	if (jt_heap_hugepages(VIEW_HEAP_RESERVE) == JT_HEAP_4K)
+		jt_heap_prefault(VIEW_HEAP_PAD);
 
 	if (jt_stream_open(s, path, msg, sizeof(msg))) {
 		fprintf(stderr, "jittrace: %s\n", msg);
