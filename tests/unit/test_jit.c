@@ -361,7 +361,7 @@ static void test_table_load_reuse_move_unmap(void **state)
 	assert_null(jt_jittab_find(&t, 0x1200));
 	/* Reuse: c overlaps both a and b and ends them. */
 	jt_jittab_load(&t, &c);
-	assert_int_equal(jt_treap_count(&t.t), 2);
+	assert_int_equal(jt_jittab_count(&t), 2);
 	assert_null(jt_jittab_find(&t, 0x1000));
 	assert_string_equal(jt_jittab_find(&t, 0x1080)->name, "c");
 	assert_null(jt_jittab_find(&t, 0x1190));
@@ -373,7 +373,7 @@ static void test_table_load_reuse_move_unmap(void **state)
 	assert_int_equal(jt_jittab_move(&t, 0x1234, 0x2000, 1, 6), -ENOENT);
 	/* Unmap ends everything in the range. */
 	jt_jittab_cut(&t, 0x400, 0x9001);
-	assert_int_equal(jt_treap_count(&t.t), 0);
+	assert_int_equal(jt_jittab_count(&t), 0);
 	jt_jittab_free(&t);
 }
 
@@ -629,19 +629,18 @@ static void test_table_flat_copy_takes_code_past_its_end(void **state)
 	s = sym(next, 0x10, "after");
 	jt_jittab_load(&t, &s);
 	assert_false(t.flat.valid);
-	assert_int_equal(jt_treap_count(&t.t), n + 1);
+	assert_int_equal(jt_jittab_count(&t), n + 1);
 	assert_string_equal(jt_jittab_find(&t, next)->name, "after");
 	jt_jittab_cut(&t, next, next + 0x10);
-	/* A fork shares the nodes the copy points into: dropped. */
+	/* After a fork, code past the end is the parent's alone: kept. */
 	for (i = 0; i < n / 8 + 16; i++)
 		jt_jittab_find(&t, 0);
 	jt_jittab_copy(&child, &t);
 	next = load_at(&t, at, &n, next + 0x100, 0x20);
-	assert_false(t.flat.valid);
+	assert_true(t.flat.valid);
+	assert_string_equal(jt_jittab_find(&t, at[2 * n - 2])->name, "f");
 	assert_null(jt_jittab_find(&child, at[2 * n - 2]));
 	jt_jittab_free(&child);
-	for (i = 0; i < n / 8 + 16; i++)
-		jt_jittab_find(&t, 0);
 	next = load_at(&t, at, &n, next, 0x20);
 	assert_true(t.flat.valid);
 	assert_boundaries(&t, at, n);
@@ -656,6 +655,159 @@ static void test_table_flat_copy_takes_code_past_its_end(void **state)
 	assert_false(t.flat.valid);
 	assert_string_equal(jt_jittab_find(&t, at[0] + 0x30)->name, "between");
 	jt_jittab_free(&t);
+}
+
+/*
+ * A table as a list: what every change should leave, found by a scan.
+ * Code indexes tell the functions apart.
+ */
+#define SCAN_MAX 512
+
+struct scan {
+	struct jt_jitsym f[SCAN_MAX];
+	size_t n;
+};
+
+static uint64_t held_to(const struct jt_jitsym *f)
+{
+	return f->end > f->start ? f->end : f->start + 1;
+}
+
+static void scan_cut(struct scan *m, uint64_t start, uint64_t end)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < m->n; i++)
+		if (m->f[i].start >= end || held_to(&m->f[i]) <= start)
+			m->f[k++] = m->f[i];
+	m->n = k;
+}
+
+static void scan_load(struct scan *m, const struct jt_jitsym *s)
+{
+	scan_cut(m, s->start, held_to(s));
+	m->f[m->n++] = *s;
+}
+
+static const struct jt_jitsym *scan_find(const struct scan *m, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->f[i].start <= a && a < m->f[i].end)
+			return &m->f[i];
+	return NULL;
+}
+
+static size_t scan_count_in(const struct scan *m, uint64_t lo, uint64_t hi)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < m->n; i++)
+		n += m->f[i].start < hi && held_to(&m->f[i]) > lo;
+	return n;
+}
+
+static void assert_same(const struct jt_jittab *t, const struct scan *m,
+			uint64_t a)
+{
+	const struct jt_jitsym *want = scan_find(m, a), *got;
+	struct jt_jitname name;
+
+	got = jt_jittab_find(t, a);
+	assert_int_equal(!got, !want);
+	assert_int_equal(jt_jittab_name(t, a, &name), !!want);
+	if (!want)
+		return;
+	assert_int_equal(got->code_index, want->code_index);
+	assert_int_equal(got->start, want->start);
+	assert_int_equal(name.start, want->start);
+	assert_int_equal(name.end, want->end);
+}
+
+/* Mostly past the end, as runtimes load; now and then among the rest. */
+static uint64_t pick_start(unsigned int *seed, uint64_t *next)
+{
+	uint64_t a;
+
+	if (rand_r(seed) % 4) {
+		a = *next + rand_r(seed) % 3 * 0x20;
+		*next = a + 0x40;
+		return a;
+	}
+	return 0x10000 + rand_r(seed) % 0x4000;
+}
+
+/*
+ * Loads past the end and among the functions, moves, unloads, cuts to
+ * the end and in the middle, and forks, in random order: the table and
+ * every fork of it name each address, and count each range, as a scan of
+ * the same changes does, with the flat copy and without.
+ */
+static void test_table_as_a_scan(void **state)
+{
+	static struct scan m, cm;
+	unsigned int seed = 11, round, step;
+
+	for (round = 0; round < 40; round++) {
+		struct jt_jittab t = {}, child = {};
+		uint64_t next = 0x10000, a, b, idx = 0;
+		bool forked = false;
+
+		m.n = cm.n = 0;
+		for (step = 0; step < 400 && m.n < SCAN_MAX - 1; step++) {
+			unsigned int op = rand_r(&seed) % 16;
+			struct jt_jitsym s;
+
+			if (op < 10) {
+				a = pick_start(&seed, &next);
+				s = sym(a, rand_r(&seed) % 0x40, "f");
+				s.code_index = ++idx;
+				assert_int_equal(jt_jittab_load(&t, &s), 0);
+				scan_load(&m, &s);
+			} else if (op == 10 && m.n) {
+				s = m.f[rand_r(&seed) % m.n];
+				a = pick_start(&seed, &next);
+				assert_int_equal(
+					jt_jittab_move(&t, s.start, a, 0x10, 9),
+					0);
+				scan_cut(&m, s.start, s.start + 1);
+				s.start = a;
+				s.end = a + 0x10;
+				scan_load(&m, &s);
+			} else if (op == 11) {
+				a = 0x10000 + rand_r(&seed) % (next - 0xf000);
+				b = rand_r(&seed) % 2 ?
+					    next + 1 :
+					    a + rand_r(&seed) % 0x200;
+				jt_jittab_cut(&t, a, b);
+				scan_cut(&m, a, b);
+			} else if (op == 12) {
+				a = 0x10000 + rand_r(&seed) % (next - 0xf000);
+				b = a + 1 + rand_r(&seed) % 0x400;
+				assert_int_equal(jt_jittab_count_in(&t, a, b),
+						 scan_count_in(&m, a, b));
+			} else if (op == 13 && !forked) {
+				assert_int_equal(jt_jittab_copy(&child, &t), 0);
+				cm = m;
+				forked = true;
+			} else {
+				for (a = 0; a < 16; a++)
+					assert_same(&t, &m,
+						    0x10000 + rand_r(&seed) %
+								      (next -
+								       0xf000));
+			}
+			if (step % 50 == 49)
+				for (a = 0x10000 - 1; a < next + 2; a += 7)
+					assert_same(&t, &m, a);
+			assert_int_equal(jt_jittab_count(&t), m.n);
+		}
+		for (a = 0x10000 - 1; forked && a < next + 2; a += 5)
+			assert_same(&child, &cm, a);
+		jt_jittab_free(&child);
+		jt_jittab_free(&t);
+	}
 }
 
 int main(void)
@@ -676,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap_hostile),
 		cmocka_unit_test(test_perfmap_line_count),
 		cmocka_unit_test(test_table_load_reuse_move_unmap),
+		cmocka_unit_test(test_table_as_a_scan),
 	};
 
 	return cmocka_run_group_tests_name("jit", tests, NULL, NULL);

@@ -264,16 +264,16 @@ static void test_tables_wait_for_a_lookup(void **state)
 		    name);
 	}
 	p = jt_model_find(&m, 7);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 0);
 	assert_int_equal(p->jitlog.n, 100);
 	assert_int_equal(jt_proc_jit_count(p), 100);
 	/* Logged names are the log's: the run's table has none yet. */
 	assert_int_equal(jitnames.h.n, 0);
 	/* Outside what the log touches: nothing is built. */
 	jt_model_jit_warm(&m, p, P(1));
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 0);
 	jt_model_jit_warm(&m, p, P(8) + 5 * 64);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 100);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 100);
 	assert_int_equal(p->jitlog.n, 0);
 	assert_int_equal(jitnames.h.n, 100);
 	assert_string_equal(jt_jittab_find(&p->perfmap, P(8) + 99 * 64)->name,
@@ -281,7 +281,7 @@ static void test_tables_wait_for_a_lookup(void **state)
 	/* A cut with nothing logged goes to the tables at once. */
 	map_ev(&m, JT_EV_MUNMAP, 7, 8, 1);
 	assert_int_equal(p->jitlog.n, 0);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 36);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 36);
 	jt_model_free(&m);
 	jt_nametab_free(&jitnames);
 }
@@ -317,10 +317,10 @@ static void test_text_waits_for_a_lookup(void **state)
 	p = jt_model_find(&m, 7);
 	assert_int_equal(p->jitlog.n, 1);
 	assert_int_equal(jt_proc_jit_count(p), 102);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 0);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 0);
 	jt_model_jit_warm(&m, p, P(1));
 	assert_int_equal(p->jitlog.n, 0);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 101);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 101);
 	assert_string_equal(jt_jittab_find(&p->perfmap, P(8) + 99 * 64)->name,
 			    "f99");
 	assert_string_equal(jt_jittab_find(&p->perfmap, 0x3f)->name, "at_zero");
@@ -338,7 +338,7 @@ static void test_text_waits_for_a_lookup(void **state)
 	jt_model_apply_jit(&m, &j);
 	p = jt_model_find(&m, 7);
 	assert_int_equal(p->jitlog.n, 0);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 4096);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 4096);
 	assert_int_equal(m.stats.jit_text_skipped, 1);
 	jt_model_free(&m);
 }
@@ -385,7 +385,7 @@ static void test_log_is_bounded(void **state)
 		jit(&m, 7, JT_JIT_LOAD, JT_SRC_PERFMAP, P(8), 0, 64, "f");
 	p = jt_model_find(&m, 7);
 	assert_true(p->jitlog.n < JT_JITLOG_MAX);
-	assert_int_equal(jt_treap_count(&p->perfmap.t), 1);
+	assert_int_equal(jt_jittab_count(&p->perfmap), 1);
 	jt_model_free(&m);
 }
 

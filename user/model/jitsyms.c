@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "lib/nametab.h"
+#include "lib/reserve.h"
 #include "model/jitsyms.h"
 
 struct symnode {
@@ -116,18 +117,23 @@ static int room(void *p, size_t *cap, size_t n, size_t size)
 
 #define SLACK(n) ((n) + (n) / 2 + 16)
 
-static int flat_build(struct jt_jitflat *f, const struct jt_treap *t)
+static int flat_build(struct jt_jitflat *f, const struct jt_jittab *t)
 {
-	size_t n = jt_treap_count(t);
+	size_t tree_n = jt_treap_count(&t->t), n = tree_n + t->ntail, i;
 
 	if (!n)
 		return -ENOENT;
 	/* Room to spare for the code still to come (flat_append). */
 	if (room(&f->span, &f->cap, SLACK(n), sizeof(*f->span)) ||
-	    room(&f->sym, &f->sym_cap, SLACK(n), sizeof(*f->sym)))
+	    room(&f->sym, &f->sym_cap, tree_n + 1, sizeof(*f->sym)))
 		goto nomem;
 	f->n = 0;
-	jt_treap_walk(t->root, flat_add, f);
+	jt_treap_walk(t->t.root, flat_add, f);
+	f->ntree = f->n;
+	for (i = 0; i < t->ntail; i++)
+		f->span[f->n++] =
+			(struct jt_jitspan){ t->tail[i].start, t->tail[i].end,
+					     t->tail[i].name };
 	f->shift = flat_shift(f);
 	f->nb = ((f->span[n - 1].start - f->span[0].start) >> f->shift) + 1;
 	if (room(&f->bucket, &f->bcap, SLACK(f->nb + 1), sizeof(*f->bucket)))
@@ -195,72 +201,194 @@ static struct symnode *holding(const struct jt_treap *t, uint64_t addr)
 	return n && SYMNODE(n)->s.end > addr ? SYMNODE(n) : NULL;
 }
 
-void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
-{
-	struct symnode *first = start ? holding(&t->t, start - 1) : NULL;
-
-	if (start >= end || !t->t.root)
-		return;
-	if (first && first->s.end > start)
-		jt_treap_remove(tree(t), first->t.key);
-	jt_treap_drop(tree(t), jt_treap_take(tree(t), start, end));
-}
-
-/* Every node on the right spine is t's own: inserting there copies none. */
-static bool spine_owned(const struct jt_treap *t)
-{
-	const struct jt_tnode *n;
-
-	for (n = t->root; n; n = n->right)
-		if (n->refs != 1)
-			return false;
-	return true;
-}
-
 /*
  * A load past every function, as runtimes mostly load code: the flat
  * copy takes it at its end and stays, where a copy rebuilt each n/8
- * lookups while code came walked the table each time. Only where the
- * insert copied no node (the copy points into them), and while the
- * buckets stay no more than twice the functions; else the copy goes, as
- * for any change. Its arrays grow with it: a copy made at 4K functions
- * and dropped when full left the naming bench's next 160K lookups (of
- * 200K functions) to the tree, 5% of report's time.
+ * lookups while code came walked the table each time. Only while the
+ * buckets stay no more than twice the functions; else the copy goes.
+ * Its arrays grow with it: a copy made at 4K functions and dropped when
+ * full left the naming bench's next 160K lookups (of 200K functions) to
+ * the tree, 5% of report's time.
  */
-static bool flat_append(struct jt_jitflat *f, const struct symnode *n)
+static bool flat_append(struct jt_jitflat *f, const struct jt_jitsym *s)
 {
-	uint64_t b = (n->s.start - f->span[0].start) >> f->shift;
+	uint64_t b = (s->start - f->span[0].start) >> f->shift;
 
 	if (b + 1 > 2 * (f->n + 1) + 16)
 		return false;
 	if ((f->n == f->cap &&
 	     room(&f->span, &f->cap, SLACK(f->n + 1), sizeof(*f->span))) ||
-	    (f->n == f->sym_cap &&
-	     room(&f->sym, &f->sym_cap, SLACK(f->n + 1), sizeof(*f->sym))) ||
 	    (b + 2 > f->bcap &&
 	     room(&f->bucket, &f->bcap, SLACK(b + 2), sizeof(*f->bucket))))
 		return false;
 	for (; f->nb <= b; f->nb++)
 		f->bucket[f->nb] = f->n;
-	f->span[f->n] = (struct jt_jitspan){ n->s.start, n->s.end, n->s.name };
-	f->sym[f->n++] = &n->s;
+	f->span[f->n++] = (struct jt_jitspan){ s->start, s->end, s->name };
 	f->bucket[f->nb] = f->n;
 	return true;
 }
 
+/* An empty function still holds its start: no other may have it. */
+static uint64_t end_of(const struct jt_jitsym *s)
+{
+	return s->end > s->start ? s->end : s->start + 1;
+}
+
+/*
+ * The tail's functions into the treap, in order: each goes in once, so
+ * O(log n) a function however the table changes. -ENOMEM leaves those
+ * not moved in the tail, still past every function in the treap.
+ */
+static int sink(struct jt_jittab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntail; i++) {
+		struct symnode *n = malloc(sizeof(*n));
+
+		if (!n)
+			break;
+		/* The node takes over the tail's reference to the name. */
+		n->s = t->tail[i];
+		n->t.key = n->s.start;
+		jt_treap_insert(tree(t), &n->t);
+	}
+	if (!t->ntail)
+		return 0;
+	t->ntail -= i;
+	memmove(t->tail, t->tail + i, t->ntail * sizeof(*t->tail));
+	if (!t->ntail) {
+		free(t->tail);
+		t->tail = NULL;
+		t->tail_cap = 0;
+	}
+	return t->ntail ? -ENOMEM : 0;
+}
+
+/* A const table's tail into its treap: how it holds them is not its value. */
+static void sink_const(const struct jt_jittab *t)
+{
+	sink((struct jt_jittab *)t);
+}
+
+static void put_names(const struct jt_jittab *t, size_t from)
+{
+	size_t i;
+
+	for (i = from; t->counted && i < t->ntail; i++)
+		jt_name_put(t->tail[i].name);
+}
+
+/* The first tail function that ends past addr; ntail when none. */
+static size_t tail_from(const struct jt_jittab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->ntail, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (end_of(&t->tail[mid]) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first tail function that starts at or past addr; ntail when none. */
+static size_t tail_past(const struct jt_jittab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->ntail, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->tail[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where nothing is left past them: max_end is the last one's end. */
+static void tail_cut(struct jt_jittab *t, size_t from)
+{
+	struct jt_tnode *last;
+
+	put_names(t, from);
+	t->ntail = from;
+	t->flat.valid = 0;
+	if (t->ntail) {
+		t->max_end = end_of(&t->tail[t->ntail - 1]);
+	} else {
+		last = jt_treap_le(&t->t, UINT64_MAX);
+		t->max_end = last ? end_of(&SYMNODE(last)->s) : 0;
+	}
+}
+
+/* Without memory to sink the tail, cut it in place: O(n), and rare. */
+static void tail_cut_middle(struct jt_jittab *t, size_t from, size_t to)
+{
+	size_t n = t->ntail;
+
+	t->ntail = to;
+	put_names(t, from);
+	memmove(t->tail + from, t->tail + to, (n - to) * sizeof(*t->tail));
+	t->ntail = from + n - to;
+	t->flat.valid = 0;
+}
+
+static void tree_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
+{
+	struct symnode *first = start ? holding(&t->t, start - 1) : NULL;
+
+	if (first && first->s.end > start)
+		jt_treap_remove(tree(t), first->t.key);
+	jt_treap_drop(tree(t), jt_treap_take(tree(t), start, end));
+}
+
+void jt_jittab_cut(struct jt_jittab *t, uint64_t start, uint64_t end)
+{
+	size_t from;
+
+	if (start >= end)
+		return;
+	from = tail_from(t, start);
+	if (from < t->ntail && t->tail[from].start < end) {
+		/* Runtimes free their newest code last: a cut to the end. */
+		if (t->tail[t->ntail - 1].start < end)
+			tail_cut(t, from);
+		else if (sink(t))
+			tail_cut_middle(t, tail_from(t, start),
+					tail_past(t, end));
+	}
+	if (t->t.root)
+		tree_cut(t, start, end);
+}
+
 int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 {
-	struct symnode *n = malloc(sizeof(*n));
-	bool append;
-	uint64_t end;
+	uint64_t end = end_of(s);
+	struct symnode *n;
 
+	if (s->start >= t->max_end) {
+		if (jt_reserve(&t->tail, &t->tail_cap, t->ntail + 1,
+			       sizeof(*t->tail)))
+			return -ENOMEM;
+		t->tail[t->ntail++] = *s;
+		if (t->counted && s->name)
+			jt_name_ref(s->name);
+		t->max_end = end;
+		if (t->flat.valid && !flat_append(&t->flat, s))
+			t->flat.valid = 0;
+		return 0;
+	}
+	/* Among the tail's functions: they go into the treap first. */
+	if (t->ntail && end > t->tail[0].start && sink(t))
+		return -ENOMEM;
+	n = malloc(sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	/* An empty function still holds its start: no other may have it. */
-	end = s->end > s->start ? s->end : s->start + 1;
-	append = t->flat.valid && s->start >= t->max_end && spine_owned(&t->t);
-	if (s->start < t->max_end)
-		jt_jittab_cut(t, s->start, end);
+	jt_jittab_cut(t, s->start, end);
 	if (end > t->max_end)
 		t->max_end = end;
 	n->s = *s;
@@ -268,17 +396,18 @@ int jt_jittab_load(struct jt_jittab *t, const struct jt_jitsym *s)
 	if (t->counted && s->name)
 		jt_name_ref(s->name);
 	jt_treap_insert(tree(t), &n->t);
-	if (append && flat_append(&t->flat, n))
-		t->flat.valid = 1;
 	return 0;
 }
 
 int jt_jittab_move(struct jt_jittab *t, uint64_t old, uint64_t new,
 		   uint64_t size, uint64_t now)
 {
-	struct jt_tnode *n = jt_treap_le(&t->t, old);
+	struct jt_tnode *n;
 	struct jt_jitsym s;
 
+	if (t->ntail && old >= t->tail[0].start && sink(t))
+		return -ENOMEM;
+	n = jt_treap_le(&t->t, old);
 	if (!n || n->key != old)
 		return -ENOENT;
 	s = SYMNODE(n)->s;
@@ -297,37 +426,53 @@ static struct jt_jitflat *flat_of(const struct jt_jittab *t)
 
 	if (f->valid)
 		return f;
-	if (++f->misses >= jt_treap_count(&t->t) / 8 + 16 &&
-	    !flat_build(f, &t->t))
+	if (++f->misses >= jt_jittab_count(t) / 8 + 16 && !flat_build(f, t))
 		return f;
 	return NULL;
+}
+
+/* Without the flat copy: the tail's binary search, or the treap's. */
+static const struct jt_jitsym *lookup(const struct jt_jittab *t, uint64_t addr)
+{
+	const struct jt_jitsym *s;
+	struct symnode *n;
+
+	if (t->ntail && addr >= t->tail[0].start) {
+		/* addr < max_end: addr + 1 does not wrap. */
+		s = &t->tail[tail_past(t, addr + 1) - 1];
+		return s->end > addr ? s : NULL;
+	}
+	n = holding(&t->t, addr);
+	return n ? &n->s : NULL;
 }
 
 const struct jt_jitsym *jt_jittab_find(const struct jt_jittab *t, uint64_t addr)
 {
 	struct jt_jitflat *f;
-	struct symnode *n;
 	ssize_t k;
 
 	/* Logging code at rising addresses asks past the end each time. */
 	if (addr >= t->max_end)
 		return NULL;
 	f = flat_of(t);
-	if (f) {
-		k = flat_find(f, addr);
-		return k >= 0 ? f->sym[k] : NULL;
-	}
-	n = holding(&t->t, addr);
-	return n ? &n->s : NULL;
+	if (!f)
+		return lookup(t, addr);
+	k = flat_find(f, addr);
+	if (k < 0)
+		return NULL;
+	return (size_t)k < f->ntree ? f->sym[k] : &t->tail[k - f->ntree];
 }
 
 bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
 		    struct jt_jitname *out)
 {
-	struct jt_jitflat *f = flat_of(t);
-	struct symnode *n;
+	struct jt_jitflat *f;
+	const struct jt_jitsym *s;
 	ssize_t k;
 
+	if (addr >= t->max_end)
+		return false;
+	f = flat_of(t);
 	if (f) {
 		k = flat_find(f, addr);
 		if (k >= 0)
@@ -336,18 +481,25 @@ bool jt_jittab_name(const struct jt_jittab *t, uint64_t addr,
 						    f->span[k].name };
 		return k >= 0;
 	}
-	n = holding(&t->t, addr);
-	if (n)
-		*out = (struct jt_jitname){ n->s.start, n->s.end, n->s.name };
-	return n;
+	s = lookup(t, addr);
+	if (s)
+		*out = (struct jt_jitname){ s->start, s->end, s->name };
+	return s;
 }
 
+/*
+ * Walks are for audits and pictures, not for naming each sample: they
+ * read the treap, with the tail sunk into it first. Without memory to
+ * sink it, they miss the tail, as they would miss what failed to load.
+ */
 const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
 					   uint64_t start, uint64_t end)
 {
-	struct symnode *h = holding(&t->t, start);
+	struct symnode *h;
 	struct jt_tnode *n;
 
+	sink_const(t);
+	h = holding(&t->t, start);
 	if (h)
 		return &h->s;
 	n = jt_treap_ge(&t->t, start);
@@ -357,8 +509,10 @@ const struct jt_jitsym *jt_jittab_first_in(const struct jt_jittab *t,
 const struct jt_jitsym *jt_jittab_next(const struct jt_jittab *t,
 				       const struct jt_jitsym *s)
 {
-	struct jt_tnode *n = jt_treap_gt(&t->t, s->start);
+	struct jt_tnode *n;
 
+	sink_const(t);
+	n = jt_treap_gt(&t->t, s->start);
 	return n ? &SYMNODE(n)->s : NULL;
 }
 
@@ -372,8 +526,17 @@ size_t jt_jittab_count_in(const struct jt_jittab *t, uint64_t start,
 	return jt_treap_rank(&t->t, end) - jt_treap_rank(&t->t, first->start);
 }
 
+size_t jt_jittab_count(const struct jt_jittab *t)
+{
+	return jt_treap_count(&t->t) + t->ntail;
+}
+
+/* A fork shares the treap: the tail, the parent's own, goes in first. */
 int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 {
+	sink_const(src);
+	if (src->ntail)
+		return -ENOMEM;
 	flat_free(&dst->flat);
 	jt_treap_share(&dst->t, &src->t);
 	dst->max_end = src->max_end;
@@ -385,6 +548,8 @@ int jt_jittab_copy(struct jt_jittab *dst, const struct jt_jittab *src)
 void jt_jittab_free(struct jt_jittab *t)
 {
 	flat_free(&t->flat);
+	put_names(t, 0);
+	free(t->tail);
 	jt_treap_clear(tree(t));
 	memset(t, 0, sizeof(*t));
 }

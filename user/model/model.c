@@ -797,7 +797,7 @@ static void apply_jit_now(struct jt_model *m, struct jt_proc *p,
 			check(m, -ENOMEM);
 			break;
 		}
-		if (!t->t.root)
+		if (jt_jittab_empty(t))
 			t->counted = m->names;
 		s = (struct jt_jitsym){ j->addr, j->addr + j->size, name,
 					j->code_index, j->time };
@@ -834,7 +834,7 @@ static void widen_by(const struct jt_jittab *t, uint64_t addr, uint64_t *lo,
 	const struct jt_jitsym *s;
 
 	/* Most logging processes have nothing in their tables yet. */
-	if (!t->t.root)
+	if (jt_jittab_empty(t))
 		return;
 	s = jt_jittab_find(t, addr);
 	if (!s)
@@ -923,7 +923,7 @@ void jt_model_jit_warm(struct jt_model *m, struct jt_proc *p, uint64_t addr)
 
 size_t jt_proc_jit_count(const struct jt_proc *p)
 {
-	return jt_treap_count(&p->jitdump.t) + jt_treap_count(&p->perfmap.t) +
+	return jt_jittab_count(&p->jitdump) + jt_jittab_count(&p->perfmap) +
 	       p->jitlog.records;
 }
 
