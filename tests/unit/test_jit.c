@@ -658,6 +658,42 @@ static void test_table_flat_copy_takes_code_past_its_end(void **state)
 }
 
 /*
+ * A table that is all tail is copied at its first lookup; cutting its
+ * newest code, as a runtime frees it, keeps the copy, which then names
+ * nothing that was cut and takes the code loaded after.
+ */
+static void test_table_tail_cut_keeps_flat_copy(void **state)
+{
+	static uint64_t at[2 * 300];
+	struct jt_jittab t = {};
+	uint64_t next = 0x400000, cut;
+	size_t n = 0, i;
+
+	for (i = 0; i < 300; i++)
+		next = load_at(&t, at, &n, next, 0x30) + 0x10;
+	assert_null(t.t.root);
+	assert_false(t.flat.valid);
+	jt_jittab_find(&t, 0);
+	assert_true(t.flat.valid);
+	/* From the middle of function 200 on. */
+	cut = at[2 * 200] + 0x8;
+	jt_jittab_cut(&t, cut, next);
+	assert_true(t.flat.valid);
+	assert_int_equal(jt_jittab_count(&t), 200);
+	assert_null(jt_jittab_find(&t, at[2 * 200]));
+	assert_null(jt_jittab_find(&t, at[2 * 299]));
+	n = 200;
+	assert_boundaries(&t, at, n);
+	/* Loads at the addresses cut free join the copy at its end. */
+	for (i = 0; i < 50; i++)
+		load_at(&t, at, &n, at[2 * n - 1] + 0x20, 0x18);
+	assert_true(t.flat.valid);
+	assert_null(t.t.root);
+	assert_boundaries(&t, at, n);
+	jt_jittab_free(&t);
+}
+
+/*
  * A table as a list: what every change should leave, found by a scan.
  * Code indexes tell the functions apart.
  */
@@ -829,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap_line_count),
 		cmocka_unit_test(test_table_load_reuse_move_unmap),
 		cmocka_unit_test(test_table_as_a_scan),
+		cmocka_unit_test(test_table_tail_cut_keeps_flat_copy),
 	};
 
 	return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
