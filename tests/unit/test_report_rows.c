@@ -116,11 +116,64 @@ static void test_order_of_none_and_one(void **state)
 	assert_ptr_equal(one[0], &w);
 }
 
+/*
+ * Enough rows for the sort to split across two threads (16K and more):
+ * the same order as the plain comparison, for an even and an odd count,
+ * with many ties on the count and on the first bytes of names.
+ */
+static void test_order_of_many_rows_on_two_threads(void **state)
+{
+	static const size_t counts[] = { 40000, 40001 };
+	unsigned int seed = 3;
+	size_t c, i, n;
+
+	for (c = 0; c < 4; c++) {
+		struct row *rows, **got, **want, *tmp;
+
+		n = counts[c % 2];
+		graph = c >= 2;
+		rows = calloc(n, sizeof(*rows));
+		got = malloc(n * sizeof(*got));
+		want = malloc(n * sizeof(*want));
+		assert_true(rows && got && want);
+		for (i = 0; i < n; i++) {
+			/* Distinct in pid, symbol, dsym and source together. */
+			rows[i] = (struct row){
+				.comm = comms[rand_r(&seed) % 3],
+				.pid = 1 + i / 90,
+				.dso = dsos[rand_r(&seed) % 3],
+				.sym = syms[i % 15],
+				.dsym = dsyms[i / 15 % 2],
+				.source = i / 30 % 3,
+				.samples = rand_r(&seed) % 5,
+				.children = rand_r(&seed) % 4,
+			};
+			got[i] = want[i] = &rows[i];
+		}
+		/* In no order the sort could lean on. */
+		for (i = n - 1; i > 0; i--) {
+			size_t j = rand_r(&seed) % (i + 1);
+
+			tmp = got[i];
+			got[i] = want[i] = got[j];
+			got[j] = want[j] = tmp;
+		}
+		qsort(want, n, sizeof(*want), plain_cmp);
+		assert_int_equal(jt_rows_order(got, n, graph), 0);
+		for (i = 0; i < n; i++)
+			assert_ptr_equal(got[i], want[i]);
+		free(rows);
+		free(got);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_matches_plain_compare),
 		cmocka_unit_test(test_order_of_none_and_one),
+		cmocka_unit_test(test_order_of_many_rows_on_two_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
