@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -256,6 +257,33 @@ static void test_heap_in_4k_pages_is_populated_ahead(void **state)
 	assert_int_equal(in_child(block_populated), 0);
 }
 
+static int one_cpu_left_alone(void)
+{
+	char *end = sbrk(0), *p;
+	cpu_set_t one;
+	int bad = 0;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	bad += check(!sched_setaffinity(0, sizeof(one), &one), "pinned");
+	bad += check(jt_heap_prefault(PAD) == 1, "returns 1 on one CPU");
+	bad += check(sbrk(0) == end, "the heap is left as it was");
+	/* 4 MiB: glibc's own threshold still maps it apart. */
+	p = malloc(4UL << 20);
+	bad += check(p && (p + (4UL << 20) <= (char *)end ||
+			   p >= (char *)sbrk(0) + (1UL << 20)),
+		     "a 4 MiB block is mapped apart, as before");
+	free(p);
+	return bad;
+}
+
+/* Where the process may run on one CPU only, no thread: it would only
+ * take the reader's turns. */
+static void test_one_cpu_has_no_prefault_thread(void **state)
+{
+	assert_int_equal(in_child(one_cpu_left_alone), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +292,7 @@ int main(void)
 		cmocka_unit_test(
 			test_host_that_takes_free_pages_back_is_left_alone),
 		cmocka_unit_test(test_heap_in_4k_pages_is_populated_ahead),
+		cmocka_unit_test(test_one_cpu_has_no_prefault_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -198,6 +199,7 @@ int jt_heap_prefault(size_t pad)
 {
 	static int done;
 	sigset_t all, old;
+	cpu_set_t cpus;
 	pthread_t t;
 	char *from;
 	int err;
@@ -206,6 +208,10 @@ int jt_heap_prefault(size_t pad)
 		return 0;
 	if (pad > INT_MAX / 4)
 		return -EINVAL;
+	/* On one CPU the thread would take the reader's turns to do its work.
+	 */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+		return 1;
 	/* Blocks up to 32 MiB from the heap, so the thread sees them too. */
 	if (!mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) ||
 	    !mallopt(M_TRIM_THRESHOLD, 4 * pad) || !mallopt(M_TOP_PAD, pad))
