@@ -291,32 +291,58 @@ static void parse_record(struct jt_jitdump *d, const unsigned char *r,
 		d->unwind_len = d->inl_len = 0;
 }
 
-int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,
-		    jt_jit_fn fn, void *ctx)
+/* The whole records at the start of buf, parsed; *used: the bytes they took. */
+static int parse_records(struct jt_jitdump *d, const unsigned char *buf,
+			 size_t len, jt_jit_fn fn, void *ctx, size_t *used)
 {
 	size_t off = 0;
+	int err = 0;
 
-	if (d->failed)
-		return -1;
-	if (append(&d->buf, &d->len, &d->cap, data, len))
-		return fail(d, "out of memory");
-	if (!d->have_header && parse_header(d) <= 0)
-		return d->failed ? -1 : 0;
-	while (d->len - off >= 16) {
-		const unsigned char *r = d->buf + off;
+	while (len - off >= 16) {
+		const unsigned char *r = buf + off;
 		uint32_t id = u32(d, r), size = u32(d, r + 4);
 
 		if (size < 16 || size > JITDUMP_RECORD_MAX) {
-			consume(d->buf, &d->len, off);
-			return fail(d, "jitdump record size out of range");
+			err = fail(d, "jitdump record size out of range");
+			break;
 		}
-		if (size > d->len - off)
+		if (size > len - off)
 			break;
 		parse_record(d, r, id, size, fn, ctx);
 		off += size;
 	}
-	consume(d->buf, &d->len, off);
-	return 0;
+	*used = off;
+	return err;
+}
+
+/*
+ * A piece that starts on a record (no part of one left from the last)
+ * is parsed where it lies, and only what it ends with of a record is
+ * kept: copying every piece first was a copy of each JIT file.
+ */
+int jt_jitdump_feed(struct jt_jitdump *d, const void *data, size_t len,
+		    jt_jit_fn fn, void *ctx)
+{
+	size_t used;
+	int err;
+
+	if (d->failed)
+		return -1;
+	if (d->have_header && !d->len) {
+		err = parse_records(d, data, len, fn, ctx, &used);
+		if (!err &&
+		    append(&d->buf, &d->len, &d->cap,
+			   (const unsigned char *)data + used, len - used))
+			err = fail(d, "out of memory");
+		return err;
+	}
+	if (append(&d->buf, &d->len, &d->cap, data, len))
+		return fail(d, "out of memory");
+	if (!d->have_header && parse_header(d) <= 0)
+		return d->failed ? -1 : 0;
+	err = parse_records(d, d->buf, d->len, fn, ctx, &used);
+	consume(d->buf, &d->len, used);
+	return err;
 }
 
 void jt_perfmap_init(struct jt_perfmap *m)
