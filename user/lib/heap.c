@@ -102,6 +102,16 @@ static int grow_top(char **top, char **end)
 	return *end > before && *top <= before ? 0 : -ENOMEM;
 }
 
+/*
+ * Every block up to glibc's largest threshold from the heap, which grows
+ * by pad past what each sbrk needs, and is trimmed only past trim.
+ */
+static bool blocks_from_heap(size_t trim, size_t pad)
+{
+	return mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) &&
+	       mallopt(M_TRIM_THRESHOLD, trim) && mallopt(M_TOP_PAD, pad);
+}
+
 int jt_heap_hugepages(size_t reserve)
 {
 	return jt_heap_hugepages_at(reserve,
@@ -128,9 +138,7 @@ int jt_heap_hugepages_at(size_t reserve, const char *balloons)
 	 * top is trimmed only past twice the reserve: at the reserve, the
 	 * first free into the top gave the reserve back.
 	 */
-	if (!mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) ||
-	    !mallopt(M_TRIM_THRESHOLD, 2 * reserve) ||
-	    !mallopt(M_TOP_PAD, reserve))
+	if (!blocks_from_heap(2 * reserve, reserve))
 		return -EINVAL;
 	err = grow_top(&top, &end);
 	mallopt(M_TOP_PAD, TOP_PAD_DEFAULT);
@@ -208,13 +216,11 @@ int jt_heap_prefault(size_t pad)
 		return 0;
 	if (pad > INT_MAX / 4)
 		return -EINVAL;
-	/* On one CPU the thread would take the reader's turns to do its work.
-	 */
+	/* On one CPU the thread would only take the reader's turns. */
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
 		return 1;
 	/* Blocks up to 32 MiB from the heap, so the thread sees them too. */
-	if (!mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) ||
-	    !mallopt(M_TRIM_THRESHOLD, 4 * pad) || !mallopt(M_TOP_PAD, pad))
+	if (!blocks_from_heap(4 * pad, pad))
 		return -EINVAL;
 	/* The top glibc has not handed out yet is untouched too. */
 	from = current_break() - mallinfo2().keepcost;

@@ -243,6 +243,8 @@ static int sink(struct jt_jittab *t)
 {
 	size_t i;
 
+	if (!t->ntail)
+		return 0;
 	for (i = 0; i < t->ntail; i++) {
 		struct symnode *n = malloc(sizeof(*n));
 
@@ -253,8 +255,6 @@ static int sink(struct jt_jittab *t)
 		n->t.key = n->s.start;
 		jt_treap_insert(tree(t), &n->t);
 	}
-	if (!t->ntail)
-		return 0;
 	t->ntail -= i;
 	memmove(t->tail, t->tail + i, t->ntail * sizeof(*t->tail));
 	if (!t->ntail) {
@@ -279,21 +279,6 @@ static void put_names(const struct jt_jittab *t, size_t from)
 		jt_name_put(t->tail[i].name);
 }
 
-/* The first tail function that ends past addr; ntail when none. */
-static size_t tail_from(const struct jt_jittab *t, uint64_t addr)
-{
-	size_t lo = 0, hi = t->ntail, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (end_of(&t->tail[mid]) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The first tail function that starts at or past addr; ntail when none. */
 static size_t tail_past(const struct jt_jittab *t, uint64_t addr)
 {
@@ -309,7 +294,18 @@ static size_t tail_past(const struct jt_jittab *t, uint64_t addr)
 	return lo;
 }
 
-/* Where nothing is left past them: max_end is the last one's end. */
+/*
+ * The first tail function that ends past addr (addr < UINT64_MAX); ntail
+ * when none. They do not overlap: the one before the first to start past
+ * addr, or that one.
+ */
+static size_t tail_from(const struct jt_jittab *t, uint64_t addr)
+{
+	size_t k = tail_past(t, addr + 1);
+
+	return k && end_of(&t->tail[k - 1]) > addr ? k - 1 : k;
+}
+
 /* The flat copy without the functions from its n-th on. */
 static void flat_truncate(struct jt_jitflat *f, size_t n)
 {
@@ -322,6 +318,7 @@ static void flat_truncate(struct jt_jitflat *f, size_t n)
 	f->bucket[f->nb] = n;
 }
 
+/* The tail from its from-th on; max_end then is what ends last. */
 static void tail_cut(struct jt_jittab *t, size_t from)
 {
 	struct jt_tnode *last;

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/reserve.h"
@@ -152,26 +151,15 @@ static void *sort_half(void *arg)
 static void sort_keys(struct key *k, struct key *tmp, size_t n, bool graph)
 {
 	struct half left = { k, tmp, n / 2, graph };
-	sigset_t all, old;
 	pthread_t t;
-	int err = 1;
 
-	if (n >= SORT_SPLIT_MIN) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		err = pthread_create(&t, NULL, sort_half, &left);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-	if (err) {
+	if (n < SORT_SPLIT_MIN || pthread_create(&t, NULL, sort_half, &left)) {
 		sort_part(k, tmp, n, graph);
 		return;
 	}
 	sort_part(k + left.n, tmp + left.n / 2, n - left.n, graph);
 	pthread_join(t, NULL);
-	if (graph)
-		merge_as(k, tmp, left.n, n, true);
-	else
-		merge_as(k, tmp, left.n, n, false);
+	merge_as(k, tmp, left.n, n, graph);
 }
 
 /* A distinct (comm, pid, dso): rows of one process and object share it. */
