@@ -23,8 +23,7 @@ endif
 CFLAGS ?= -O2 -g
 JT_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
-JT_LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lcurl -lpthread \
-	     -lstdc++
+JT_LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lpthread -lstdc++
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Iinclude -Wall -Wno-unused-function -MMD -MP
 # CI (CI=true) builds with warnings as errors; a user's newer compiler
@@ -196,6 +195,15 @@ $(EXPORT_OBJS): $(GEN)/profile.pb-c.h
 $(OUT)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(JT_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# The agent opens libcurl and libmicrohttpd itself (agent/netlibs.c), by
+# the SONAMEs of the libraries it is compiled against.
+soname = $(shell readelf -d $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | \
+	 sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+sonamed = $(if $(2),-D$(1)='"$(2)"')
+$(OUT)/user/agent/netlibs.o: JT_CFLAGS += \
+	$(call sonamed,JT_CURL_SONAME,$(call soname,curl)) \
+	$(call sonamed,JT_MHD_SONAME,$(call soname,microhttpd))
 
 $(OUT)/jittrace: $(APP_OBJS) $(LIB_OBJS) $(EXPORT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(JT_LDLIBS) $(LDLIBS)

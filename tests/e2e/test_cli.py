@@ -146,6 +146,14 @@ def test_debian_package_installs_works_and_purges():
     warnings = [t for t in tags.splitlines() if t.startswith("W:")]
     assert not errors, errors
     version = run(["dpkg-deb", "-f", deb, "Version"]).stdout.strip()
+    # The agent opens libcurl and libmicrohttpd itself: the package still
+    # depends on the packages that hold them.
+    depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
+    for soname in ("libcurl.so.4", "libmicrohttpd.so.12"):
+        path = re.search(rf"{re.escape(soname)} \(libc6,x86-64\) => (\S+)",
+                         run(["ldconfig", "-p"]).stdout).group(1)
+        pkg = run(["dpkg", "-S", os.path.realpath(path)]).stdout.split(":")[0]
+        assert re.search(rf"(^|, ){re.escape(pkg)} \(>= [^)]+\)", depends), (pkg, depends)
     try:
         run(["dpkg", "-i", deb], timeout=300)
         files = installed_files()

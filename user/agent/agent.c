@@ -5,7 +5,6 @@
  * thread until SIGTERM or SIGINT; the reader, the HTTP server and the
  * pusher run on their own.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 #include "agent/agent.h"
 #include "agent/http.h"
+#include "agent/netlibs.h"
 #include "agent/profiles.h"
 #include "agent/push.h"
 #include "agent/secret.h"
@@ -411,19 +411,27 @@ int cmd_agent(int argc, char **argv)
 {
 	struct jt_agent a = {};
 	int err = parse(argc, argv, &a.o), rc;
+	char why[256];
 
 	if (err)
 		return err;
 	if (jt_require_root("agent"))
 		return 1;
+	if (jt_netlibs_open(why, sizeof(why))) {
+		fprintf(stderr,
+			"jittrace: agent: %s (its HTTP server and push need "
+			"libmicrohttpd and libcurl)\n",
+			why);
+		return 1;
+	}
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_cond_init(&a.cond, NULL);
 	host_name(a.host, sizeof(a.host));
 	a.mono_to_real = mono_to_real();
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	jt_curl.global_init(CURL_GLOBAL_DEFAULT);
 	rc = outputs_start(&a) ? 1 : serve(&a);
 	jt_spool_close(a.spool);
 	free(a.auth_token);
-	curl_global_cleanup();
+	jt_curl.global_cleanup();
 	return rc;
 }

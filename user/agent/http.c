@@ -4,12 +4,12 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "agent/http.h"
 #include "agent/metrics.h"
+#include "agent/netlibs.h"
 #include "agent/peer.h"
 #include "agent/profiles.h"
 #include "lib/json.h"
@@ -23,20 +23,21 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned int code,
 				enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, buf, mode);
+		jt_mhd.create_response_from_buffer(len, buf, mode);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	jt_mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	/* As Go's net/http/pprof answers: a download named "profile". */
 	if (!strcmp(type, "application/octet-stream"))
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-					"attachment; filename=\"profile\"");
+		jt_mhd.add_response_header(r,
+					   MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					   "attachment; filename=\"profile\"");
 	if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+		jt_mhd.add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+	ret = jt_mhd.queue_response(c, code, r);
+	jt_mhd.destroy_response(r);
 	return ret;
 }
 
@@ -58,7 +59,7 @@ static int arg_u64(struct MHD_Connection *c, const char *key, uint64_t def,
 		   uint64_t max, uint64_t *v)
 {
 	const char *s =
-		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+		jt_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
 	char *end;
 
 	*v = def;
@@ -73,7 +74,7 @@ static int arg_u64(struct MHD_Connection *c, const char *key, uint64_t def,
 /* Whether the caller of c presented the agent's token. */
 static bool authorised(const struct jt_agent *a, struct MHD_Connection *c)
 {
-	const char *h = MHD_lookup_connection_value(
+	const char *h = jt_mhd.lookup_connection_value(
 		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	size_t n, i;
 	unsigned char diff = 0;
@@ -118,8 +119,8 @@ static bool client_gone(void *ctx)
 
 static int connection_fd(struct MHD_Connection *c)
 {
-	const union MHD_ConnectionInfo *i =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *i = jt_mhd.get_connection_info(
+		c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	return i ? i->connect_fd : -1;
 }
@@ -361,7 +362,7 @@ static enum MHD_Result unauthorised(struct jt_agent *a,
 {
 	static const char text[] = "send the agent's token: Authorization: "
 				   "Bearer TOKEN\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = jt_mhd.create_response_from_buffer(
 		strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
@@ -370,10 +371,10 @@ static enum MHD_Result unauthorised(struct jt_agent *a,
 	pthread_mutex_unlock(&a->lock);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-				"Bearer realm=\"jittrace\"");
-	ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
-	MHD_destroy_response(r);
+	jt_mhd.add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				   "Bearer realm=\"jittrace\"");
+	ret = jt_mhd.queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	jt_mhd.destroy_response(r);
 	return ret;
 }
 
@@ -409,12 +410,12 @@ static enum MHD_Result route(struct jt_agent *a, struct MHD_Connection *c,
 
 static bool has_body(struct MHD_Connection *c)
 {
-	const char *len = MHD_lookup_connection_value(
+	const char *len = jt_mhd.lookup_connection_value(
 		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return (len && strcmp(len, "0")) ||
-	       MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	       jt_mhd.lookup_connection_value(
+		       c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
 /*
@@ -479,7 +480,7 @@ struct MHD_Daemon *jt_http_start(struct jt_agent *a)
 		return NULL;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	d = MHD_start_daemon(
+	d = jt_mhd.start_daemon(
 		flags, a->o.listen_port, NULL, NULL, handle, a,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)JT_HTTP_CONNECTIONS,
@@ -500,5 +501,5 @@ struct MHD_Daemon *jt_http_start(struct jt_agent *a)
 void jt_http_stop(struct MHD_Daemon *d)
 {
 	if (d)
-		MHD_stop_daemon(d);
+		jt_mhd.stop_daemon(d);
 }

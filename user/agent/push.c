@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "lib/clock.h"
 #include "agent/agent.h"
+#include "agent/netlibs.h"
 #include "agent/push.h"
+#include "lib/clock.h"
 
 struct pending {
 	int64_t from;
@@ -49,7 +49,7 @@ static char *ingest_url(struct jt_push *p, CURL *c, const struct pending *w)
 	 * scrape route's service_name="jittrace" and this one meet.
 	 */
 	snprintf(name, sizeof(name), "jittrace{host=%s}", p->a->host);
-	esc = curl_easy_escape(c, name, 0);
+	esc = jt_curl.easy_escape(c, name, 0);
 	if (!esc)
 		return NULL;
 	n = strlen(p->url) + strlen(esc) + 128;
@@ -60,7 +60,7 @@ static char *ingest_url(struct jt_push *p, CURL *c, const struct pending *w)
 			 "&spyName=jittrace",
 			 p->url, has_path ? "" : "/ingest", sep, esc,
 			 (long long)w->from, (long long)w->until);
-	curl_free(esc);
+	jt_curl.free(esc);
 	return url;
 }
 
@@ -72,18 +72,18 @@ static struct curl_slist *with_auth(struct jt_push *p, CURL *c,
 	struct curl_slist *nh;
 
 	if (strncmp(p->auth, "Bearer ", 7)) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERPWD, p->auth);
+		jt_curl.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		jt_curl.easy_setopt(c, CURLOPT_USERPWD, p->auth);
 		return h;
 	}
 	if (asprintf(&line, "Authorization: %s", p->auth) < 0) {
-		curl_slist_free_all(h);
+		jt_curl.slist_free_all(h);
 		return NULL;
 	}
-	nh = curl_slist_append(h, line);
+	nh = jt_curl.slist_append(h, line);
 	free(line);
 	if (!nh)
-		curl_slist_free_all(h);
+		jt_curl.slist_free_all(h);
 	return nh;
 }
 
@@ -99,7 +99,7 @@ static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
  */
 static int post(struct jt_push *p, const struct pending *w, long timeout)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = jt_curl.easy_init();
 	struct curl_slist *h = NULL;
 	long code = 0;
 	char *url;
@@ -108,30 +108,30 @@ static int post(struct jt_push *p, const struct pending *w, long timeout)
 	if (!c)
 		return -ENOMEM;
 	url = ingest_url(p, c, w);
-	h = curl_slist_append(h, "Content-Type: application/octet-stream");
+	h = jt_curl.slist_append(h, "Content-Type: application/octet-stream");
 	if (h && p->auth)
 		h = with_auth(p, c, h);
 	if (url && h) {
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, w->buf);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)w->len);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		if (curl_easy_perform(c) == CURLE_OK &&
-		    !curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code))
+		jt_curl.easy_setopt(c, CURLOPT_URL, url);
+		jt_curl.easy_setopt(c, CURLOPT_POST, 1L);
+		jt_curl.easy_setopt(c, CURLOPT_POSTFIELDS, w->buf);
+		jt_curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+				    (curl_off_t)w->len);
+		jt_curl.easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		jt_curl.easy_setopt(c, CURLOPT_TIMEOUT, timeout);
+		jt_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		jt_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+		jt_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		if (jt_curl.easy_perform(c) == CURLE_OK &&
+		    !jt_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code))
 			err = code >= 200 && code < 300 ? 0 :
 			      code == 429 || (code >= 500 && code < 600) ?
 							  -EAGAIN :
 							  -EBADMSG;
 	}
-	curl_slist_free_all(h);
+	jt_curl.slist_free_all(h);
 	free(url);
-	curl_easy_cleanup(c);
+	jt_curl.easy_cleanup(c);
 	return err;
 }
 
