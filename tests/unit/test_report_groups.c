@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * report's counts by group against a plain tally: samples spread over
- * 162 places and 3,000 symbols, enough groups for the table to grow six
- * times. Draining gives each group once, with its exact samples and
- * retro counts, and its place's first nspid; after it the table is as
- * new.
+ * report's counts by group against a plain tally, here and on the
+ * counting thread: samples spread over 162 places and 3,000 symbols,
+ * enough groups for the table to grow six times. Draining gives each
+ * group once, with its exact samples and retro counts, and its place's
+ * first nspid; after it the table is as new.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "lib/cpus.h"
 #include "views/report_groups.h"
 
 #define NSYMS 3000
@@ -91,11 +93,13 @@ static int check_row(void *ctx, const struct row *w)
 	return 0;
 }
 
-static void test_counts_match_a_plain_tally(void **state)
+/* Returns whether the samples went to the counting thread. */
+static bool tally_and_check(bool threaded)
 {
-	struct jt_groups g = {};
+	struct jt_groups g = { .threaded = threaded };
 	struct got got = {};
 	unsigned int seed = 11, i;
+	bool counter = false;
 
 	for (i = 0; i < NSYMS; i++)
 		snprintf(syms[i], sizeof(syms[i]), "sym_%u", i);
@@ -115,6 +119,7 @@ static void test_counts_match_a_plain_tally(void **state)
 		want.samples[p][s]++;
 		want.retro[p][s] += k.retro;
 		assert_int_equal(jt_groups_add(&g, &k), 0);
+		counter |= g.feed != NULL;
 	}
 	assert_true(want.groups > 20000); /* past 1K slots, six doublings */
 	assert_int_equal(jt_groups_drain(&g, check_row, &got), 0);
@@ -124,6 +129,40 @@ static void test_counts_match_a_plain_tally(void **state)
 	assert_int_equal(g.cap, 0);
 	assert_int_equal(g.nplaces, 0);
 	assert_null(g.e);
+	assert_null(g.feed);
+	return counter;
+}
+
+static void test_counts_match_a_plain_tally(void **state)
+{
+	assert_false(tally_and_check(false));
+}
+
+/*
+ * The same samples through the counting thread: twelve chunks and a
+ * part, handed over while it counts, give the same groups.
+ */
+static void test_counts_on_a_second_thread_match_a_plain_tally(void **state)
+{
+	if (!jt_cpus_two()) {
+		fprintf(stderr, "SKIP: this process may run on one CPU only\n");
+		skip();
+	}
+	assert_true(NSAMPLES > 12 * JT_GROUPS_CHUNK);
+	assert_true(tally_and_check(true));
+}
+
+/* Where the process may run on one CPU, no thread: counted here. */
+static void test_one_cpu_counts_without_a_thread(void **state)
+{
+	cpu_set_t one, old;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_false(tally_and_check(true));
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
 struct last {
@@ -142,7 +181,8 @@ static int keep_last(void *ctx, const struct row *w)
 
 static void test_drained_table_counts_anew(void **state)
 {
-	struct jt_groups g = {};
+	/* Fewer samples than a chunk never start the counting thread. */
+	struct jt_groups g = { .threaded = true };
 	struct row k = key_of(5, 9);
 	struct last l = {};
 	int i;
@@ -152,6 +192,7 @@ static void test_drained_table_counts_anew(void **state)
 	assert_int_equal(jt_groups_drain(&g, keep_last, &l), 0);
 	assert_int_equal(l.calls, 1);
 	assert_int_equal(l.w.samples, 3);
+	assert_true(g.threaded);
 	/* Fewer samples than a batch: drained all the same, and anew. */
 	assert_int_equal(jt_groups_add(&g, &k), 0);
 	memset(&l, 0, sizeof(l));
@@ -184,6 +225,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts_match_a_plain_tally),
+		cmocka_unit_test(
+			test_counts_on_a_second_thread_match_a_plain_tally),
+		cmocka_unit_test(test_one_cpu_counts_without_a_thread),
 		cmocka_unit_test(test_drained_table_counts_anew),
 		cmocka_unit_test(test_drain_stops_at_the_first_error),
 	};

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/cpus.h"
 #include "lib/heap.h"
 
 /* glibc's largest M_MMAP_THRESHOLD on 64-bit */
@@ -207,7 +208,6 @@ int jt_heap_prefault(size_t pad)
 {
 	static int done;
 	sigset_t all, old;
-	cpu_set_t cpus;
 	pthread_t t;
 	char *from;
 	int err;
@@ -217,7 +217,7 @@ int jt_heap_prefault(size_t pad)
 	if (pad > INT_MAX / 4)
 		return -EINVAL;
 	/* On one CPU the thread would only take the reader's turns. */
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+	if (!jt_cpus_two())
 		return 1;
 	/* Blocks up to 32 MiB from the heap, so the thread sees them too. */
 	if (!blocks_from_heap(4 * pad, pad))

@@ -872,6 +872,7 @@ int cmd_report(int argc, char **argv)
 	ops.procs_only = !r->data;
 	r->s = s;
 	r->syms = &p->syms; /* set up by the run, used only during it */
+	r->counts.threaded = true;
 	err = jt_view_run(p, s, in, &ops);
 	if (!err && (r->nomem || group(r))) {
 		fprintf(stderr, "jittrace: report: out of memory\n");

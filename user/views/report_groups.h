@@ -3,12 +3,14 @@
 #ifndef JT_REPORT_GROUPS_H
 #define JT_REPORT_GROUPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/hash.h"
 #include "views/report_rows.h"
 
 #define JT_GROUPS_BATCH 32
+#define JT_GROUPS_CHUNK 16384
 
 /* A group: a symbol in a place, and its counts. sym NULL: a free slot. */
 struct jt_group {
@@ -33,7 +35,23 @@ struct jt_group_key {
 	uint64_t hash;
 };
 
+/* A sample as the reader hands it to the counting thread. */
+struct jt_group_in {
+	const char *comm, *dso, *sym, *dsym;
+	uint32_t pid, nspid;
+	uint8_t source, retro;
+};
+
+struct jt_groups_feed;
+
 struct jt_groups {
+	/*
+	 * Set before the first sample: count on a second thread where the
+	 * process may run on two CPUs, from the first JT_GROUPS_CHUNK
+	 * samples on. Until jt_groups_drain, the table is that thread's.
+	 */
+	bool threaded;
+	struct jt_groups_feed *feed;
 	struct jt_group *e; /* open addressing, linear probing */
 	size_t cap;	    /* a power of two, or 0 */
 	size_t n;
@@ -47,7 +65,8 @@ struct jt_groups {
 /*
  * A sample of k's group: k is a row's key, its keys already masked, and
  * its nspid the one the group keeps (its place's first). -ENOMEM without
- * memory; the sample is not counted.
+ * memory; the sample is not counted (on the counting thread, drain
+ * says so).
  */
 int jt_groups_add(struct jt_groups *g, const struct row *k);
 /*
