@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The recording format: round trip, truncation at every byte, corruption. */
+/*
+ * The recording format: round trip, truncation at every byte,
+ * corruption, and the read-ahead thread against reading in place.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -388,6 +391,111 @@ static void test_channel_reader_gone(void **state)
 	jt_chan_free(&c);
 }
 
+/*
+ * A file past READ_AHEAD_MIN: records of 8 to 300 bytes, every 700th
+ * one of 100K to 600K and every 1,500th of up to JT_REC_MAX, so records
+ * straddle the thread's buffers, and outgrow them, at many points. Returns the
+ * offset of the record that starts at or after mid.
+ */
+#define AHEAD_FILE (12u << 20)
+
+static size_t write_ahead_file(size_t mid)
+{
+	static char data[JT_REC_MAX];
+	unsigned int seed = 5;
+	struct jt_writer w;
+	size_t i, n, at_mid = 0;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 13 + i / 251);
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	for (i = 0; w.bytes + w.len < AHEAD_FILE; i++) {
+		n = i % 1500 == 1499 ?
+			    JT_REC_MAX - 8 - (size_t)rand_r(&seed) % 4096 :
+		    i % 700 == 699 ? 100000 + (size_t)rand_r(&seed) % 500000 :
+				     (size_t)rand_r(&seed) % 293;
+		if (!at_mid && w.bytes + w.len >= mid)
+			at_mid = w.bytes + w.len;
+		assert_int_equal(
+			jt_writer_add(&w, 1 + i % 7, data + i % 64, n, NULL, 0),
+			0);
+	}
+	assert_int_equal(jt_writer_close(&w), 0);
+	return at_mid;
+}
+
+/* Both readers give the same records and stop at the same place. */
+static void compare_readers(const char *buf, size_t len)
+{
+	struct jt_reader a, b;
+	struct jt_rec x, y;
+	int more;
+
+	assert_int_equal(jt_reader_open(&a, path), 0);
+	if (!a.ra) {
+		jt_reader_close(&a);
+		fprintf(stderr, "SKIP: this process may run on one CPU only: "
+				"no read-ahead thread\n");
+		skip();
+	}
+	assert_int_equal(jt_reader_open_mem(&b, buf, len), 0);
+	do {
+		more = jt_reader_next(&a, &x);
+		assert_int_equal(jt_reader_next(&b, &y), more);
+		if (more) {
+			assert_int_equal(x.type, y.type);
+			assert_int_equal(x.len, y.len);
+			assert_int_equal(x.offset, y.offset);
+			assert_memory_equal(x.data, y.data, x.len);
+		}
+	} while (more);
+	assert_int_equal(a.truncated, b.truncated);
+	assert_int_equal(a.cut_at_end, b.cut_at_end);
+	assert_int_equal(a.stop_offset, b.stop_offset);
+	assert_string_equal(a.why, b.why);
+	assert_int_equal(a.size, len);
+	jt_reader_close(&a);
+}
+
+static void test_read_ahead_reads_what_reading_in_place_reads(void **state)
+{
+	size_t len, mid = write_ahead_file(AHEAD_FILE / 4 * 3);
+	char *buf = slurp(path, &len);
+	uint32_t bad = 3;
+
+	compare_readers(buf, len);
+	/* Cut short inside a record, as a killed recorder leaves it. */
+	assert_int_equal(truncate(path, mid + 5), 0);
+	compare_readers(buf, mid + 5);
+	/* A corrupt size in the middle: both stop there, not at the end. */
+	memcpy(buf + mid + 4, &bad, sizeof(bad));
+	{
+		FILE *f = fopen(path, "wb");
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(buf, 1, len, f), len);
+		assert_int_equal(fclose(f), 0);
+	}
+	compare_readers(buf, len);
+	free(buf);
+}
+
+/* A reader closed midway stops the thread, which may be waiting on it. */
+static void test_read_ahead_stops_with_its_reader(void **state)
+{
+	struct jt_reader r;
+	struct jt_rec rec;
+	int i;
+
+	write_ahead_file(0);
+	assert_int_equal(jt_reader_open(&r, path), 0);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(jt_reader_next(&r, &rec), 1);
+	jt_reader_close(&r);
+	assert_null(r.ra);
+	assert_int_equal(r.fd, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +505,9 @@ int main(void)
 		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
 		cmocka_unit_test(test_cut_in_padding_is_whole),
 		cmocka_unit_test(test_large_records),
+		cmocka_unit_test(
+			test_read_ahead_reads_what_reading_in_place_reads),
+		cmocka_unit_test(test_read_ahead_stops_with_its_reader),
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_bad_preamble),
 		cmocka_unit_test(test_stream_orders_by_time),

@@ -206,6 +206,8 @@ struct jt_rec {
  * not follow the file's length; a record's data stays valid until the
  * next call.
  */
+struct jt_readahead;
+
 struct jt_reader {
 	const unsigned char *mem; /* caller memory (tests, fuzzers), or NULL */
 	unsigned char *buf;
@@ -215,7 +217,8 @@ struct jt_reader {
 	uint64_t base; /* file offset of the window's first byte */
 	uint64_t size; /* of a regular file; of what was read, otherwise */
 	int fd;
-	struct jt_chan *chan; /* the window is the writer's buffer */
+	struct jt_chan *chan;	 /* the window is the writer's buffer */
+	struct jt_readahead *ra; /* a thread reading the file into chan */
 	int eof;
 	uint32_t version;
 	/* Set when iteration stopped before the end of the file. */
