@@ -3,7 +3,8 @@
  * Kernel symbols from a recording's copy of /proc/kallsyms: every
  * address in a symbol's span gets its name, lines that are not
  * "ADDR TYPE NAME" are skipped, kptr_restrict's zeros name nothing, and
- * a payload that does not inflate is refused.
+ * a payload that does not inflate is refused. Samples are named the
+ * same through the naming's address cache.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,12 @@
 #include <string.h>
 #include <cmocka.h>
 #include <zlib.h>
+#include "lib/strtab.h"
 #include "model/kallsyms.h"
+#include "model/stream.h"
+#include "model/symbolize.h"
+
+#define NKSYMS 64
 
 /* A JT_REC_KALLSYMS payload: the text's length, then the text deflated. */
 static void *payload(const char *text, size_t *len)
@@ -220,10 +226,70 @@ static void test_a_corrupt_payload_is_refused(void **state)
 	free(p);
 }
 
+/*
+ * Kernel samples named as the pipeline names them (jt_syms_resolve): the
+ * names jt_kallsyms_find gives, for addresses in no symbol and for ones
+ * 4 KiB apart, in different symbols, that share a slot of the naming's
+ * address cache; each symbol's name one pointer.
+ */
+static void test_samples_are_named_as_the_table_names_them(void **state)
+{
+	const uint64_t base = 0xffffffff81000000ULL;
+	static struct jt_stream s;
+	const char *names[NKSYMS] = {};
+	char *text = malloc(NKSYMS * 48), *p = text;
+	unsigned int seed = 3, i;
+	struct jt_kallsyms k;
+	struct jt_symres r;
+	struct jt_syms y;
+
+	for (i = 0; i < NKSYMS; i++)
+		p += sprintf(p, "%016llx T ksym_%u\n",
+			     (unsigned long long)(base + 0x1000ULL * i), i);
+	p += sprintf(p, "%016llx t bpf_prog_1\t[bpf]\t256\n",
+		     (unsigned long long)(base + 0x1000ULL * NKSYMS + 0x800));
+	load(&k, text);
+	s.kallsyms = payload(text, &s.kallsyms_len);
+	jt_syms_init(&y, &s);
+	for (i = 0; i < 40000; i++) {
+		uint64_t ip = base - 0x100 +
+			      rand_r(&seed) % (0x1000 * NKSYMS + 0xc00);
+		const char *want;
+		long at;
+
+		/* Half of them at one offset in each symbol: one slot. */
+		if (rand_r(&seed) % 2)
+			ip = (ip & ~0xfffULL) | 0x123;
+		want = jt_kallsyms_find(&k, ip);
+		at = jt_kallsyms_index(&k, ip);
+		jt_syms_resolve(&y, NULL, 1, ip, true, &r);
+		assert_true(r.kernel);
+		if (!want) {
+			assert_null(r.sym);
+			continue;
+		}
+		assert_non_null(r.sym);
+		assert_string_equal(r.sym, want);
+		assert_int_equal(r.source, JT_SRC_KALLSYMS);
+		assert_true(at >= 0 && at < NKSYMS + 1);
+		if (at < NKSYMS && names[at])
+			assert_ptr_equal(r.sym, names[at]);
+		else if (at < NKSYMS)
+			names[at] = r.sym;
+	}
+	jt_syms_free(&y);
+	jt_strtab_free(&s.strs);
+	free(s.kallsyms);
+	jt_kallsyms_free(&k);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_each_span),
+		cmocka_unit_test(
+			test_samples_are_named_as_the_table_names_them),
 		cmocka_unit_test(test_many_symbols_keep_their_names),
 		cmocka_unit_test(test_a_late_tail_falls_into_place),
 		cmocka_unit_test(test_a_programs_length_ends_its_span),

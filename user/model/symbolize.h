@@ -93,6 +93,8 @@ struct jt_file_named {
 	bool stale;
 };
 
+struct jt_kip;
+
 struct jt_syms {
 	struct jt_stream *s;
 	struct jt_symstats st;
@@ -112,6 +114,7 @@ struct jt_syms {
 	struct jt_kallsyms ksyms;
 	int ksyms_state;	/* 0: not tried, 1: loaded, -1: none */
 	const char **knames;	/* ksyms' names as interned, by index */
+	struct jt_kip *kips;	/* the last address seen in each slot */
 	struct jt_hash waiting; /* pid -> addresses with pending samples */
 	struct jt_chains chains;
 	struct jt_demangler dem;
