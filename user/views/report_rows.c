@@ -124,42 +124,155 @@ static void merge_sort_graph(struct key *a, struct key *tmp, size_t n)
  */
 #define SORT_SPLIT_MIN 16384
 
-struct half {
-	struct key *a, *tmp;
-	size_t n;
-	bool graph;
-};
+#define NAME_AHEAD 8
+
+/* Each key's name prefix: the rows come in slab order, names lie anywhere. */
+static void prefixes(struct key *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i + NAME_AHEAD < n)
+			__builtin_prefetch(k[i + NAME_AHEAD].w->sym);
+		prefix(k[i].w->sym, &k[i]);
+	}
+}
 
 static void sort_part(struct key *a, struct key *tmp, size_t n, bool graph)
 {
 	(graph ? merge_sort_graph : merge_sort_flat)(a, tmp, n);
 }
 
+/* l and r merged into out, l's key first on a tie. */
+static inline __attribute__((always_inline)) void
+merge_into(const struct key *l, size_t nl, const struct key *r, size_t nr,
+	   struct key *out, bool graph)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < nl && j < nr)
+		out[k++] = key_cmp(&r[j], &l[i], graph) < 0 ? r[j++] : l[i++];
+	memmove(out + k, l + i, (nl - i) * sizeof(*out));
+	k += nl - i;
+	/* The back part's r ends where out does: often in place already. */
+	memmove(out + k, r + j, (nr - j) * sizeof(*out));
+}
+
+static void merge_flat(const struct key *l, size_t nl, const struct key *r,
+		       size_t nr, struct key *out)
+{
+	merge_into(l, nl, r, nr, out, false);
+}
+
+static void merge_graph(const struct key *l, size_t nl, const struct key *r,
+			size_t nr, struct key *out)
+{
+	merge_into(l, nl, r, nr, out, true);
+}
+
+/*
+ * How many of the first m keys of l and r merged are l's: the keys of
+ * l up to there, and of r up to m less that, are the first m.
+ */
+static size_t co_rank(const struct key *l, size_t nl, const struct key *r,
+		      size_t nr, size_t m, bool graph)
+{
+	size_t lo = m > nr ? m - nr : 0, hi = m < nl ? m : nl, i;
+
+	while (lo < hi) {
+		i = lo + (hi - lo) / 2;
+		/* l[i] comes before r[m - i - 1]: it is among the first m. */
+		if (key_cmp(&r[m - i - 1], &l[i], graph) >= 0)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	return lo;
+}
+
+/* One thread's part: make its keys' prefixes and sort them, or merge. */
+struct part {
+	struct key *a, *tmp;
+	size_t n;
+	bool graph;
+	/* a merge: l and r into out */
+	const struct key *l, *r;
+	size_t nl, nr;
+	struct key *out;
+};
+
 static void *sort_half(void *arg)
 {
-	struct half *h = arg;
+	struct part *h = arg;
 
+	prefixes(h->a, h->n);
 	sort_part(h->a, h->tmp, h->n, h->graph);
 	return NULL;
 }
 
+static void *merge_part(void *arg)
+{
+	struct part *h = arg;
+
+	(h->graph ? merge_graph : merge_flat)(h->l, h->nl, h->r, h->nr, h->out);
+	return NULL;
+}
+
+/*
+ * The two sorted halves of a merged at once: the first half of the
+ * output on this thread, the second on another, split where the
+ * merge's own first n / 2 keys end (co_rank), so the result is the one
+ * merge's. tmp holds n keys: the left half, and the right half's part
+ * in the first half of the output, which the second half's writes may
+ * reach.
+ */
+static void merge_halves(struct key *a, struct key *tmp, size_t h, size_t n,
+			 bool graph)
+{
+	size_t m = n / 2, i, j;
+	struct part back;
+	bool threaded;
+	pthread_t t;
+
+	memcpy(tmp, a, h * sizeof(*a));
+	i = co_rank(tmp, h, a + h, n - h, m, graph);
+	j = m - i;
+	memcpy(tmp + h, a + h, j * sizeof(*a));
+	back = (struct part){ .graph = graph,
+			      .l = tmp + i,
+			      .nl = h - i,
+			      .r = a + h + j,
+			      .nr = n - h - j,
+			      .out = a + m };
+	threaded = !pthread_create(&t, NULL, merge_part, &back);
+	if (!threaded)
+		merge_part(&back);
+	(graph ? merge_graph : merge_flat)(tmp, i, tmp + h, j, a);
+	if (threaded)
+		pthread_join(t, NULL);
+}
+
 /*
  * The merge sort's own first split, its halves sorted at once on two
- * threads: the same merges in the same order, so the same result. Each
- * half's merges use their own part of tmp (n / 2 keys in all).
+ * threads (each making its keys' prefixes first), then merged on two:
+ * the same order as one thread's. Each half's merges use their own part
+ * of tmp (n / 2 keys in all), and the last merge all of it (n keys).
  */
 static void sort_keys(struct key *k, struct key *tmp, size_t n, bool graph)
 {
-	struct half left = { k, tmp, n / 2, graph };
+	struct part left = { .a = k, .tmp = tmp, .n = n / 2, .graph = graph };
 	pthread_t t;
 
 	if (n < SORT_SPLIT_MIN || pthread_create(&t, NULL, sort_half, &left)) {
+		prefixes(k, n);
 		sort_part(k, tmp, n, graph);
 		return;
 	}
+	prefixes(k + left.n, n - left.n);
 	sort_part(k + left.n, tmp + left.n / 2, n - left.n, graph);
 	pthread_join(t, NULL);
-	merge_as(k, tmp, left.n, n, graph);
+	if (key_cmp(&k[left.n - 1], &k[left.n], graph) > 0)
+		merge_halves(k, tmp, left.n, n, graph);
 }
 
 /* A distinct (comm, pid, dso): rows of one process and object share it. */
@@ -249,8 +362,6 @@ static int rank_places(struct key *k, size_t n)
 	return err;
 }
 
-#define NAME_AHEAD 8
-
 int jt_rows_order(struct row **rows, size_t n, bool graph)
 {
 	struct key *k, *tmp;
@@ -260,18 +371,14 @@ int jt_rows_order(struct row **rows, size_t n, bool graph)
 	if (n < 2)
 		return 0;
 	k = malloc(n * sizeof(*k));
-	tmp = malloc(n / 2 * sizeof(*tmp));
+	tmp = malloc((n < SORT_SPLIT_MIN ? n / 2 : n) * sizeof(*tmp));
 	if (!k || !tmp)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct row *w = rows[i];
 
-		/* The rows come in slab order; their names lie anywhere. */
-		if (i + NAME_AHEAD < n)
-			__builtin_prefetch(rows[i + NAME_AHEAD]->sym);
 		k[i] = (struct key){ .count = graph ? w->children : w->samples,
 				     .w = w };
-		prefix(w->sym, &k[i]);
 	}
 	err = rank_places(k, n);
 	if (err)
