@@ -215,6 +215,7 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 # report's row order and counts are a view's, tested on their own.
 $(OUT)/tests/test_report_rows: $(OUT)/user/views/report_rows.o
 $(OUT)/tests/test_report_groups: $(OUT)/user/views/report_groups.o
+$(OUT)/tests/test_print_blocks: $(OUT)/user/views/print_blocks.o
 
 $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "jittrace.h"
@@ -13,6 +14,7 @@
 #include "lib/hash.h"
 #include "model/datasym.h"
 #include "model/pipeline.h"
+#include "views/print_blocks.h"
 #include "views/report_groups.h"
 #include "views/report_rows.h"
 #include "views/view.h"
@@ -77,6 +79,14 @@ struct place_cache {
 	char *s; /* NULL: none yet */
 };
 
+/* Where rows are printed, with what was formatted last there. */
+struct printer {
+	const struct report *r;
+	FILE *f;
+	struct count_cache cc_samples, cc_children;
+	struct place_cache place;
+};
+
 /*
  * Rows come from slabs, listed slab by slab. As 200K mallocs they
  * were sorted in the table's order, a cache miss each, and freed one by
@@ -106,9 +116,8 @@ struct report {
 	bool nomem;		 /* a sample went uncounted */
 	struct jt_hash groups;	 /* -g: of struct row */
 	struct row_slab *slabs;	 /* the newest, with room or full */
-	struct count_cache cc_samples, cc_children;
-	struct place_cache place;
-	struct row **rows; /* the groups, most samples first */
+	struct printer out;	 /* stdout */
+	struct row **rows;	 /* the groups, most samples first */
 	size_t n;
 	uint64_t total;
 };
@@ -685,29 +694,54 @@ static const char *place_cols(const struct report *r, const struct row *w,
 	return c->s;
 }
 
-static void print_row(struct report *r, const struct row *w)
+static void print_row(const struct report *r, struct printer *p,
+		      const struct row *w)
 {
+	FILE *f = p->f;
+
 	if (r->graph)
 		fputs_unlocked(
-			count_cols(r, w->children, true, &r->cc_children),
-			stdout);
-	fputs_unlocked(count_cols(r, w->samples, false, &r->cc_samples),
-		       stdout);
-	fputs_unlocked(place_cols(r, w, &r->place), stdout);
+			count_cols(r, w->children, true, &p->cc_children), f);
+	fputs_unlocked(count_cols(r, w->samples, false, &p->cc_samples), f);
+	fputs_unlocked(place_cols(r, w, &p->place), f);
 	if (r->keys & K_SYM) {
-		putchar_unlocked(' ');
-		fputs_unlocked(jt_tx(w->sym), stdout);
+		putc_unlocked(' ', f);
+		fputs_unlocked(jt_tx(w->sym), f);
 	}
 	if (w->retro)
-		fputs_unlocked(" (retro)", stdout);
+		fputs_unlocked(" (retro)", f);
 	if (r->data && (r->keys & K_DSYM)) {
-		fputs_unlocked("  ", stdout);
-		fputs_unlocked(jt_tx(w->dsym), stdout);
+		fputs_unlocked("  ", f);
+		fputs_unlocked(jt_tx(w->dsym), f);
 	}
-	putchar_unlocked('\n');
+	putc_unlocked('\n', f);
 }
 
 #define PRINT_AHEAD 8
+
+static void print_rows(const struct report *r, struct printer *p, size_t from,
+		       size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		/* Rows print in count order, scattered over the heap. */
+		if (i + 2 * PRINT_AHEAD < to)
+			__builtin_prefetch(r->rows[i + 2 * PRINT_AHEAD]);
+		if (i + PRINT_AHEAD < to)
+			__builtin_prefetch(r->rows[i + PRINT_AHEAD]->sym);
+		print_row(r, p, r->rows[i]);
+	}
+}
+
+/* A block of rows, with this thread's printer (print_blocks.c). */
+static void print_block(void *ctx, FILE *f, size_t from, size_t to)
+{
+	struct printer *p = ctx;
+
+	p->f = f;
+	print_rows(p->r, p, from, to);
+}
 
 static void print_table(struct report *r, const struct jt_stream *s,
 			const struct jt_syms *y)
@@ -718,15 +752,16 @@ static void print_table(struct report *r, const struct jt_stream *s,
 	printf("# Samples: %" PRIu64 " of event '%s'\n", r->total,
 	       jt_stream_meta(s, "perf.event") ?: "?");
 	print_head(r);
-	for (i = 0; i < r->n; i++) {
-		/* Rows print in count order, scattered over the heap. */
-		if (i + 2 * PRINT_AHEAD < r->n)
-			__builtin_prefetch(r->rows[i + 2 * PRINT_AHEAD]);
-		if (i + PRINT_AHEAD < r->n)
-			__builtin_prefetch(r->rows[i + PRINT_AHEAD]->sym);
-		print_row(r, r->rows[i]);
-		if (r->graph)
+	if (r->graph) {
+		for (i = 0; i < r->n; i++) {
+			print_row(r, &r->out, r->rows[i]);
 			print_callers(r->rows[i]);
+		}
+	} else {
+		struct printer there = { .r = r };
+
+		jt_print_blocks(stdout, r->n, print_block, &r->out, &there);
+		free(there.place.s);
 	}
 	printf("#\n# total %" PRIu64 " samples, %" PRIu64 " [unknown], %" PRIu64
 	       " retro (named by a code-load record written after them)\n",
@@ -841,7 +876,7 @@ static void free_last_run(void)
 		jt_groups_free(&r->counts);
 		free_rows(r);
 		free(r->rows);
-		free(r->place.s);
+		free(r->out.place.s);
 		jt_strtab_free(&r->strs);
 		jt_pipe_free(&the_pipe);
 		jt_stream_free(&the_stream);
@@ -883,6 +918,7 @@ int cmd_report(int argc, char **argv)
 	} else if (r->json) {
 		print_json(r);
 	} else {
+		r->out = (struct printer){ .r = r, .f = stdout };
 		print_table(r, s, &p->syms);
 		print_sources(s);
 		print_changed(s, &p->syms);
