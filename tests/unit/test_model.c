@@ -443,6 +443,50 @@ static void test_pid_reuse_keeps_old_process(void **state)
 	jt_model_free(&m);
 }
 
+static void user_cow(struct jt_model *m, uint32_t pid, uint32_t tid, int page,
+		     uint16_t kind)
+{
+	struct jt_cow_event ev = { .page = P(page), .kind = kind };
+
+	hdr(&ev.h, JT_EV_COW, sizeof(ev), pid, tid);
+	jt_model_apply(m, &ev.h, sizeof(ev));
+}
+
+/*
+ * A child's write to a page its parent wrote before the fork is its own
+ * copy of a shared page. A fault the model cannot place is counted, by
+ * why: no region holds the page, or no process is known.
+ */
+static void test_fork_shared_pages_and_cow_faults_not_placed(void **state)
+{
+	const struct jt_cowpage *cp;
+	struct jt_model m;
+
+	jt_model_init(&m);
+	exec_ev(&m, 60, "cowdata");
+	mmap_ev(&m, 60, 60, 0, 4, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		"/lib/libjtdata.so");
+	user_cow(&m, 60, 60, 1, JT_COW_FILE_FIRST);
+	fork_ev(&m, 60, 61, 0);
+	cp = jt_aspace_cowpage(jt_model_find(&m, 61)->as, P(1));
+	assert_non_null(cp);
+	assert_int_equal(cp->tid, 60);
+	user_cow(&m, 61, 61, 1, JT_COW_FILE_WP);
+	cp = jt_aspace_cowpage(jt_model_find(&m, 61)->as, P(1));
+	assert_int_equal(cp->tid, 61);
+	assert_int_equal(cp->fork_shared, 1);
+	cp = jt_aspace_cowpage(jt_model_find(&m, 60)->as, P(1));
+	assert_int_equal(cp->tid, 60);
+	assert_int_equal(cp->fork_shared, 0);
+	assert_int_equal(m.stats.cow_unmapped + m.stats.cow_no_proc, 0);
+	user_cow(&m, 61, 61, 9, JT_COW_ANON_WP);
+	user_cow(&m, 62, 62, 1, JT_COW_FILE_WP);
+	user_cow(&m, 62, 62, 2, JT_COW_FILE_WP);
+	assert_int_equal(m.stats.cow_unmapped, 1);
+	assert_int_equal(m.stats.cow_no_proc, 2);
+	jt_model_free(&m);
+}
+
 /*
  * A version 4 FORK has no euid: still valid, and says no euid. An EXEC's
  * euid trails its path, unaligned; a record cut short of it says none.
@@ -500,6 +544,8 @@ int main(void)
 		cmocka_unit_test(test_execve_mappings_leave_the_old_image),
 		cmocka_unit_test(test_execve_zeroed_pages_go_to_the_new_image),
 		cmocka_unit_test(test_execve_zeroed_pages_are_bounded),
+		cmocka_unit_test(
+			test_fork_shared_pages_and_cow_faults_not_placed),
 		cmocka_unit_test(test_fork_and_exec_euid),
 	};
 

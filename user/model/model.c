@@ -688,8 +688,10 @@ static void apply_cow(struct jt_model *m, const struct jt_cow_event *ev)
 		return;
 	}
 	p = jt_model_find(m, ev->h.pid);
-	if (!p || !p->as)
+	if (!p || !p->as) {
+		m->stats.cow_no_proc++;
 		return;
+	}
 	r = jt_aspace_find(p->as, ev->page);
 	if (!r) {
 		m->stats.cow_unmapped++;

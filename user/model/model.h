@@ -59,6 +59,7 @@ struct jt_model_stats {
 	uint64_t jit_move_unknown; /* MOVE of code no LOAD named */
 	uint64_t cow_raw; /* COW faults BPF could not classify: decided here */
 	uint64_t cow_unmapped;	/* COW faults outside any known region */
+	uint64_t cow_no_proc;	/* COW faults of a process with no model */
 	uint64_t exec_loads;	/* execve's own mappings (kernel tier) */
 	uint64_t exec_cow_lost; /* execve's page writes no snapshot region took
 				 */

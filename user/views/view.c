@@ -173,6 +173,12 @@ void jt_print_loss_footer(FILE *f, const struct jt_stream *s,
 			"# COW faults whose VMA BPF could not read, classified "
 			"from the model: %llu\n",
 			(unsigned long long)m->stats.cow_raw);
+	if (m->stats.cow_unmapped || m->stats.cow_no_proc)
+		fprintf(f,
+			"# COW faults the model has no region for: %llu, and "
+			"of processes it never met: %llu\n",
+			(unsigned long long)m->stats.cow_unmapped,
+			(unsigned long long)m->stats.cow_no_proc);
 	if (m->stats.exec_cow_lost)
 		fprintf(f,
 			"# pages execve wrote that no region of its snapshot "
