@@ -1,7 +1,8 @@
 #!/bin/sh
-# Run the cmocka unit suites, the fuzz regressions, and the end-to-end
-# and VM suites; close with one "N passed, N failed, N skipped" line.
-# usage: run.sh BUILD_DIR [unit|fuzz|e2e|vm]
+# Run the cmocka unit suites, the style check, the fuzz regressions,
+# and the end-to-end and VM suites; close with one "N passed, N failed,
+# N skipped" line.
+# usage: run.sh BUILD_DIR [unit|style|fuzz|e2e|vm]
 out=$1
 what=${2:-all}
 pass=0 fail=0 skip=0
@@ -38,6 +39,9 @@ suite() {
 }
 
 here=$(dirname "$0")
+if [ "$what" = all ] || [ "$what" = style ]; then
+	suite style sh "$here/style.sh"
+fi
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	suite fuzz sh "$here/fuzz/replay.sh" "$out"
 fi

@@ -7,9 +7,9 @@
 #include "version.h"
 
 static const struct jt_cmd *const cmds[] = {
-	&jt_cmd_record, &jt_cmd_maps,	&jt_cmd_audit,
-	&jt_cmd_report, &jt_cmd_script, &jt_cmd_export,
-	&jt_cmd_html,	&jt_cmd_agent,	&jt_cmd_doctor, NULL,
+	&jt_cmd_record, &jt_cmd_maps,	&jt_cmd_audit, &jt_cmd_report,
+	&jt_cmd_script, &jt_cmd_export, &jt_cmd_html,  &jt_cmd_agent,
+	&jt_cmd_doctor, NULL,
 };
 
 static int usage(FILE *f, int ret)

@@ -49,8 +49,7 @@ static void release(const struct jt_treap *t, struct jt_tnode *n)
  * shared node would corrupt the other tree: without memory for the copy
  * there is no safe way on.
  */
-static inline struct jt_tnode *own(const struct jt_treap *t,
-				   struct jt_tnode *n)
+static inline struct jt_tnode *own(const struct jt_treap *t, struct jt_tnode *n)
 {
 	struct jt_tnode *c;
 
