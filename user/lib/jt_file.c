@@ -200,11 +200,6 @@ struct jt_readahead {
 	int err; /* the read(2) error that ended it; read after the end */
 };
 
-static int readahead_err(struct jt_readahead *ra)
-{
-	return ra->err;
-}
-
 /*
  * The end of the last whole record in buf[0, len), where records start
  * at *at (the first past the preamble, then 0); len where the sizes stop
@@ -393,7 +388,7 @@ static int fill_chan(struct jt_reader *r, size_t need)
 		if (r->base + r->have > r->size)
 			r->size = r->base + r->have;
 	}
-	return r->eof && r->ra ? readahead_err(r->ra) : 0;
+	return r->eof && r->ra ? r->ra->err : 0;
 }
 
 /* At least need bytes from pos on in the window, unless the input ends. */
@@ -423,10 +418,9 @@ static int fill(struct jt_reader *r, size_t need)
 			r->eof = 1;
 		r->have += got;
 		if (r->base + r->have > r->size)
-			if (r->base + r->have > r->size)
-				r->size = r->base + r->have;
+			r->size = r->base + r->have;
 	}
-	return r->eof && r->ra ? readahead_err(r->ra) : 0;
+	return 0;
 }
 
 static int preamble(struct jt_reader *r)
@@ -496,10 +490,10 @@ int jt_reader_open(struct jt_reader *r, const char *path)
 		return err;
 	}
 	r->fd = fd;
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode)) {
 		r->size = st.st_size;
-	if (S_ISREG(st.st_mode))
 		readahead_start(r);
+	}
 	err = preamble(r);
 	if (err)
 		jt_reader_close(r);

@@ -694,9 +694,9 @@ static const char *place_cols(const struct report *r, const struct row *w,
 	return c->s;
 }
 
-static void print_row(const struct report *r, struct printer *p,
-		      const struct row *w)
+static void print_row(struct printer *p, const struct row *w)
 {
+	const struct report *r = p->r;
 	FILE *f = p->f;
 
 	if (r->graph)
@@ -719,28 +719,22 @@ static void print_row(const struct report *r, struct printer *p,
 
 #define PRINT_AHEAD 8
 
-static void print_rows(const struct report *r, struct printer *p, size_t from,
-		       size_t to)
-{
-	size_t i;
-
-	for (i = from; i < to; i++) {
-		/* Rows print in count order, scattered over the heap. */
-		if (i + 2 * PRINT_AHEAD < to)
-			__builtin_prefetch(r->rows[i + 2 * PRINT_AHEAD]);
-		if (i + PRINT_AHEAD < to)
-			__builtin_prefetch(r->rows[i + PRINT_AHEAD]->sym);
-		print_row(r, p, r->rows[i]);
-	}
-}
-
 /* A block of rows, with this thread's printer (print_blocks.c). */
 static void print_block(void *ctx, FILE *f, size_t from, size_t to)
 {
 	struct printer *p = ctx;
+	struct row *const *rows = p->r->rows;
+	size_t i;
 
 	p->f = f;
-	print_rows(p->r, p, from, to);
+	for (i = from; i < to; i++) {
+		/* Rows print in count order, scattered over the heap. */
+		if (i + 2 * PRINT_AHEAD < to)
+			__builtin_prefetch(rows[i + 2 * PRINT_AHEAD]);
+		if (i + PRINT_AHEAD < to)
+			__builtin_prefetch(rows[i + PRINT_AHEAD]->sym);
+		print_row(p, rows[i]);
+	}
 }
 
 static void print_table(struct report *r, const struct jt_stream *s,
@@ -754,7 +748,7 @@ static void print_table(struct report *r, const struct jt_stream *s,
 	print_head(r);
 	if (r->graph) {
 		for (i = 0; i < r->n; i++) {
-			print_row(r, &r->out, r->rows[i]);
+			print_row(&r->out, r->rows[i]);
 			print_callers(r->rows[i]);
 		}
 	} else {

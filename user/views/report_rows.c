@@ -79,19 +79,30 @@ static void prefix(const char *s, struct key *k)
 		k->pfx2 |= (uint32_t)(unsigned char)s[i] << (24 - 8 * (i - 8));
 }
 
+/* l and r merged into out, l's key first on a tie. */
+static inline __attribute__((always_inline)) void
+merge_into(const struct key *l, size_t nl, const struct key *r, size_t nr,
+	   struct key *out, bool graph)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < nl && j < nr)
+		out[k++] = key_cmp(&r[j], &l[i], graph) < 0 ? r[j++] : l[i++];
+	memmove(out + k, l + i, (nl - i) * sizeof(*out));
+	k += nl - i;
+	/* Where r ends where out does, its rest is in place already. */
+	if (out + k != r + j)
+		memmove(out + k, r + j, (nr - j) * sizeof(*out));
+}
+
 /* a's sorted halves [0, h) and [h, n) merged, with tmp holding h keys. */
 static inline __attribute__((always_inline)) void
 merge_as(struct key *a, struct key *tmp, size_t h, size_t n, bool graph)
 {
-	size_t i = 0, j = h, k = 0;
-
 	if (key_cmp(&a[h - 1], &a[h], graph) <= 0)
 		return;
 	memcpy(tmp, a, h * sizeof(*a));
-	/* Stable: on a tie the left half's key goes first. */
-	while (i < h && j < n)
-		a[k++] = key_cmp(&a[j], &tmp[i], graph) < 0 ? a[j++] : tmp[i++];
-	memcpy(a + k, tmp + i, (h - i) * sizeof(*a));
+	merge_into(tmp, h, a + h, n - h, a, graph);
 }
 
 static inline __attribute__((always_inline)) void
@@ -141,21 +152,6 @@ static void prefixes(struct key *k, size_t n)
 static void sort_part(struct key *a, struct key *tmp, size_t n, bool graph)
 {
 	(graph ? merge_sort_graph : merge_sort_flat)(a, tmp, n);
-}
-
-/* l and r merged into out, l's key first on a tie. */
-static inline __attribute__((always_inline)) void
-merge_into(const struct key *l, size_t nl, const struct key *r, size_t nr,
-	   struct key *out, bool graph)
-{
-	size_t i = 0, j = 0, k = 0;
-
-	while (i < nl && j < nr)
-		out[k++] = key_cmp(&r[j], &l[i], graph) < 0 ? r[j++] : l[i++];
-	memmove(out + k, l + i, (nl - i) * sizeof(*out));
-	k += nl - i;
-	/* The back part's r ends where out does: often in place already. */
-	memmove(out + k, r + j, (nr - j) * sizeof(*out));
 }
 
 static void merge_flat(const struct key *l, size_t nl, const struct key *r,
