@@ -422,17 +422,22 @@ def record_with_reader_stopped(opts, loop):
         os.kill(p.pid, signal.SIGSTOP)
         p.stdin.write("go\n")
         p.stdin.flush()
-        assert p.stdout.readline().startswith("ns_per_op ")
+        # What the loop printed, up to its last line.
+        lines = []
+        while not lines or not lines[-1].startswith("ns_per_op "):
+            lines.append(p.stdout.readline())
+            assert lines[-1], "the loop ended without its result"
         os.kill(p.pid, signal.SIGCONT)
         p.stdin.write("exit\n")
         p.stdin.flush()
         out, err = p.communicate(timeout=120)
+        out = "".join(lines) + out
     except BaseException:
         p.send_signal(signal.SIGCONT)
         p.kill()
         raise
     assert p.returncode == 0, err
-    return err, data
+    return out, err, data
 
 
 _stopped = itertools.count()
@@ -440,13 +445,13 @@ _stopped = itertools.count()
 
 def test_full_rings_are_counted_and_reported():
     # A 4 KiB BPF ring and one-page perf rings, not read during N loops.
-    # -d makes perf write an MMAP2 record for every mmap and mprotect of
-    # the loop, so 2N records of at least 80 bytes must pass through the
-    # perf rings whatever the machine's speed; samples alone would not
-    # overflow a page on a fast one.
+    # Each loop makes three map events and one page fault, a sample of
+    # at least 48 bytes with -e page-faults -c 1, so 3N events and N
+    # samples must pass through the rings whatever the machine's speed.
     loops = 20000
-    err, data = record_with_reader_stopped(
-        ["--bpf-ring", "4", "-m", "1", "-d"], ["calls", str(loops)])
+    out, err, data = record_with_reader_stopped(
+        ["--bpf-ring", "4", "-m", "1", "-e", "page-faults", "-c", "1", "-d"],
+        ["faults", str(loops)])
     m = re.search(r"jittrace: (\d+) events lost \((\d+) BPF ring full, "
                   r"(\d+) perf ring, (\d+) write\)", err)
     assert m, err
@@ -460,11 +465,12 @@ def test_full_rings_are_counted_and_reported():
              and e["pid"] == pid and e["args"][1] == "0x1000"]
     assert len(taken) < 3 * loops and len(taken) + bpf >= 3 * loops, \
         (len(taken), bpf)
-    # Likewise perf's: each loop's mmap and mprotect records.
-    mmap2 = [e for e in events if e["type"] == "perf_mmap2"
-             and e["pid"] == pid and hx(e["end"]) - hx(e["start"]) == 4096]
-    assert len(mmap2) < 2 * loops and len(mmap2) + perf >= 2 * loops, \
-        (len(mmap2), perf)
+    # Likewise each loop's page fault, in the pages the loop used.
+    pages = {int(a, 16) for a in workload_lines(out, "pages")[0]}
+    faults = [e for e in events if e["type"] == "sample" and e["pid"] == pid
+              and hx(e["data_addr"]) & ~0xfff in pages]
+    assert len(faults) < loops and len(faults) + perf >= loops, \
+        (len(faults), perf)
     # The same counts are in the file, and every view says so.
     out = run([JT, "maps", "-i", data]).stdout
     assert f"# lost: {total} events ({bpf} BPF ring full, {perf} perf, 0 write)" in out

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include "jt_abi.h"
 #include "lib/jt_file.h"
+#include "lib/perf_rec.h"
 #include "model/stream.h"
 
 #define S 1000000000ULL
@@ -584,6 +585,85 @@ static void test_window_matches_a_sort(void **state)
 	jt_ordered_free(&o);
 }
 
+/*
+ * perf.mmap=bpf: an executable mmap's MMAP2 follows its BPF event, in
+ * the BPF ring's order; a data mapping's only with PERF_SAMPLE_ADDR.
+ * Without the mark (a recording with the kernel's own), none.
+ */
+static void add_mmap(struct jt_writer *w, uint32_t pid, uint64_t time,
+		     uint64_t flags)
+{
+	struct jt_map_event ev = { .h = { .type = JT_EV_MMAP,
+					  .size = sizeof(ev),
+					  .pid = pid,
+					  .tid = pid,
+					  .time = time },
+				   .result = 0x10000,
+				   .vma = { 0x10000, 0x11000, flags, 0x10 } };
+
+	ev.vma_last = ev.vma;
+	jt_writer_add(w, JT_REC_BPF, &ev, sizeof(ev), NULL, 0);
+}
+
+static int view_items(const char *meta, uint32_t *pids, uint16_t *kinds)
+{
+	struct jt_writer w;
+	struct jt_stream s;
+	struct jt_item *it;
+	struct jt_mmap2 m;
+	int n = 0;
+
+	assert_int_equal(jt_writer_open(&w, path), 0);
+	jt_writer_add(&w, JT_REC_META, meta, strlen(meta), NULL, 0);
+	add_mmap(&w, 1, 10 * S, 0x5);
+	add_mmap(&w, 2, 11 * S, 0x3);
+	add_exit(&w, 3, 12 * S);
+	jt_writer_close(&w);
+	open_stream(&s);
+	while ((it = jt_stream_next(&s))) {
+		kinds[n] = it->kind;
+		pids[n] = ((const struct jt_hdr *)it->data)->pid;
+		if (it->kind == JT_IT_PERF) {
+			assert_int_equal(jt_perf_mmap2(it->data, it->len, &m),
+					 0);
+			pids[n] = m.pid;
+			assert_int_equal(m.start, 0x10000);
+			assert_int_equal(m.len, 0x1000);
+			assert_int_equal(
+				jt_perf_time(it->data, it->len, s.sample_type),
+				it->time);
+		}
+		n++;
+		free(it);
+	}
+	jt_stream_free(&s);
+	return n;
+}
+
+static void test_perf_mmap2_made_from_bpf_events(void **state)
+{
+	uint32_t pids[8];
+	uint16_t kinds[8];
+
+	assert_int_equal(view_items("perf.mmap=bpf\nperf.sample_type=0x187\n",
+				    pids, kinds),
+			 4);
+	assert_int_equal(pids[0], 1);
+	assert_int_equal(kinds[0], JT_IT_BPF);
+	assert_int_equal(pids[1], 1);
+	assert_int_equal(kinds[1], JT_IT_PERF);
+	assert_int_equal(pids[2], 2);
+	assert_int_equal(kinds[3], JT_IT_BPF);
+	/* -d: the data mapping's as well */
+	assert_int_equal(view_items("perf.mmap=bpf\nperf.sample_type=0x18f\n",
+				    pids, kinds),
+			 5);
+	assert_int_equal(kinds[3], JT_IT_PERF);
+	assert_int_equal(pids[3], 2);
+	assert_int_equal(view_items("perf.sample_type=0x18f\n", pids, kinds),
+			 3);
+}
+
 static int setup(void **state)
 {
 	int fd = mkstemp(path);
@@ -611,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_perfmap_text_matches_parsed_lines),
 		cmocka_unit_test(test_refused_perfmap_counts_its_writes),
 		cmocka_unit_test(test_window_matches_a_sort),
+		cmocka_unit_test(test_perf_mmap2_made_from_bpf_events),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -8,6 +8,8 @@
  *                    (and its fastest block of 1,000 pages)
  *   mmloop filetouch N   the same on a private mapping of a file: each
  *                        write copies a page (copy-on-write)
+ *   mmloop faults N   mmap, a write (one page fault), mprotect, munmap, N
+ *                     times; prints the distinct pages it used ("pages") first
  *   mmloop getppid N   N cheap syscalls: what any task pays while
  *                      syscall tracepoints are attached (a bystander)
  *   mmloop now   prints "now_ns T", CLOCK_MONOTONIC, and exits: start-up
@@ -54,15 +56,48 @@ static double cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int call_once(void)
+/* One mmap, mprotect and munmap; with touch, a write (a fault) between. */
+static char *map_once(int touch)
 {
 	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		return 1;
+		return NULL;
+	if (touch)
+		*(volatile char *)p = 1;
 	mprotect(p, 4096, PROT_READ);
 	munmap(p, 4096);
+	return p;
+}
+
+static int call_once(void)
+{
+	return !map_once(0);
+}
+
+/* The loop with a page fault in each, and the pages it used (up to 16). */
+static int faults(long n, double t0, int gated)
+{
+	char *pages[16], *p;
+	int np = 0, j;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		if (!(p = map_once(1)))
+			return 1;
+		for (j = 0; j < np && pages[j] != p; j++)
+			;
+		if (j == np && np < 16)
+			pages[np++] = p;
+	}
+	t0 = (now_ns() - t0) / n;
+	printf("pages");
+	for (j = 0; j < np; j++)
+		printf(" %p", (void *)pages[j]);
+	printf("\nns_per_op %.1f\n", t0);
+	if (gated)
+		wait_line();
 	return 0;
 }
 
@@ -204,6 +239,8 @@ int main(int argc, char **argv)
 			return 1;
 		best = touch_pages(p, n);
 		munmap(p, n * 4096);
+	} else if (argc > 1 && !strcmp(argv[1], "faults")) {
+		return faults(n, t0, gated);
 	} else {
 		return calls(n, t0, gated);
 	}

@@ -326,6 +326,53 @@ int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m)
 	return 0;
 }
 
+size_t jt_perf_mmap2_make(void *buf, size_t cap, const struct jt_mmap2 *m,
+			  uint16_t misc, const struct jt_sample_id *id,
+			  uint64_t st)
+{
+	size_t fixed = sizeof(struct perf_event_header) + 64;
+	size_t name = (m->filename_len + 1 + 7) & ~(size_t)7;
+	size_t size = fixed + name + id_size(st);
+	struct perf_event_header h = { PERF_RECORD_MMAP2, misc, size };
+	uint32_t u32[2] = { m->pid, m->tid };
+	unsigned char *p = buf;
+	uint64_t w;
+
+	if (size > cap || size > UINT16_MAX)
+		return 0;
+	memset(buf, 0, size);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, u32, 8);
+	memcpy(p + 8, &m->start, 8);
+	memcpy(p + 16, &m->len, 8);
+	memcpy(p + 24, &m->pgoff, 8);
+	memcpy(p + 32, &m->maj, 4);
+	memcpy(p + 36, &m->min, 4);
+	memcpy(p + 40, &m->ino, 8);
+	memcpy(p + 56, &m->prot, 4);
+	memcpy(p + 60, &m->flags, 4);
+	memcpy(p + 64, m->filename, m->filename_len);
+	/* sample_id_all, in the order perf writes it; ids stay 0 */
+	p += 64 + name;
+	if (st & PERF_SAMPLE_TID) {
+		u32[0] = id->pid;
+		u32[1] = id->tid;
+		memcpy(p, u32, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		memcpy(p, &id->time, 8);
+		p += 8;
+	}
+	p += 8 * !!(st & PERF_SAMPLE_ID) + 8 * !!(st & PERF_SAMPLE_STREAM_ID);
+	if (st & PERF_SAMPLE_CPU) {
+		w = id->cpu;
+		memcpy(p, &w, 8);
+	}
+	return size;
+}
+
 uint64_t jt_perf_time(const void *rec, size_t len, uint64_t st)
 {
 	const struct perf_event_header *h = rec;

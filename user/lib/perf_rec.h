@@ -74,6 +74,13 @@ int jt_perf_sample_ip(const void *rec, size_t len, uint64_t sample_type,
 int jt_perf_sample_id(const void *rec, size_t len, uint64_t sample_type,
 		      struct jt_sample_id *id);
 int jt_perf_mmap2(const void *rec, size_t len, struct jt_mmap2 *m);
+/*
+ * m as perf writes it, with the sample_id_all trailer of sample type st,
+ * in buf of cap bytes: its size, or 0 when it does not fit.
+ */
+size_t jt_perf_mmap2_make(void *buf, size_t cap, const struct jt_mmap2 *m,
+			  uint16_t misc, const struct jt_sample_id *id,
+			  uint64_t st);
 /* The time at which a record happened; 0 when it carries none. */
 uint64_t jt_perf_time(const void *rec, size_t len, uint64_t sample_type);
 bool jt_perf_kernel_ip(uint16_t misc);

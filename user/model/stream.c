@@ -7,6 +7,7 @@
 #include "jt_abi.h"
 #include "lib/perf_rec.h"
 #include "lib/reserve.h"
+#include "model/perf_view.h"
 #include "model/stream.h"
 #include "unwind/regs.h"
 
@@ -149,9 +150,9 @@ void jt_stream_put(struct jt_stream *s, struct jt_item *it)
 /* The source an item came from: the BPF ring, the JIT files, a CPU. */
 static size_t source_of(const struct jt_item *it)
 {
-	return it->kind == JT_IT_BPF ? 0 :
-	       it->kind == JT_IT_JIT ? 1 :
-				       2 + (size_t)it->cpu;
+	return it->kind == JT_IT_BPF || it->derived ? 0 :
+	       it->kind == JT_IT_JIT		    ? 1 :
+						      2 + (size_t)it->cpu;
 }
 
 static void push(struct jt_stream *s, struct jt_item *it)
@@ -194,6 +195,8 @@ static int add_meta(struct jt_stream *s, const char *text, size_t len)
 	if (jt_stream_meta(s, "perf.sample_regs_user"))
 		s->regs_user = strtoull(
 			jt_stream_meta(s, "perf.sample_regs_user"), NULL, 0);
+	s->perf_view = jt_stream_meta(s, "perf.mmap") &&
+		       !strcmp(jt_stream_meta(s, "perf.mmap"), "bpf");
 	s->foreign_arch = jt_stream_meta(s, "machine") &&
 			  strcmp(jt_stream_meta(s, "machine"), JT_UW_UNAME);
 	if (jt_stream_meta(s, "tsc.mult")) {
@@ -607,6 +610,30 @@ static void add_write(struct jt_stream *s, const struct jt_rec *r)
 				      w->end, w->h.time };
 }
 
+/* The MMAP2 records perf would have written for a BPF event, after it. */
+static void add_perf_view(struct jt_stream *s, const struct jt_hdr *h,
+			  size_t len)
+{
+	struct jt_perf_view v[2];
+	struct jt_sample_id id = { h->pid, h->tid, h->time, h->cpu };
+	unsigned char
+		buf[sizeof(struct perf_event_header) + 64 + JT_PATH_MAX + 64];
+	int i, n = jt_perf_view(h, len, s->sample_type & PERF_SAMPLE_ADDR, v);
+	struct jt_item *it;
+	size_t size;
+
+	for (i = 0; i < n; i++) {
+		size = jt_perf_mmap2_make(buf, sizeof(buf), &v[i].m, v[i].misc,
+					  &id, s->sample_type);
+		it = size ? new_item(s, JT_IT_PERF, h->time, buf, size) : NULL;
+		if (!it)
+			continue;
+		it->cpu = h->cpu;
+		it->derived = 1;
+		push(s, it);
+	}
+}
+
 static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
 {
 	const struct jt_hdr *h = r->data;
@@ -626,6 +653,8 @@ static void add_bpf(struct jt_stream *s, const struct jt_rec *r)
 	if (it)
 		it->cpu = h->cpu;
 	push(s, it);
+	if (s->perf_view)
+		add_perf_view(s, h, r->len);
 }
 
 /*

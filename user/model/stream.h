@@ -102,8 +102,9 @@ struct jt_item {
 	uint32_t len;
 	uint16_t kind;
 	uint16_t cpu;
-	uint8_t late;	/* came after later items were out: not in its place */
-	uint8_t pooled; /* a JT_ITEM_POOL_SIZE block jt_stream_put keeps */
+	uint8_t late;	 /* came after later items were out: not in its place */
+	uint8_t pooled;	 /* a JT_ITEM_POOL_SIZE block jt_stream_put keeps */
+	uint8_t derived; /* made from a BPF event: in the BPF ring's order */
 	/* JIT: records in it, of one time (a write's perf-map lines); 0: 1 */
 	uint16_t nrec;
 };
@@ -172,6 +173,11 @@ struct jt_stream {
 	uint64_t regs_user; /* perf.sample_regs_user: which registers */
 	/* machine= names another architecture than this build's */
 	bool foreign_arch;
+	/*
+	 * perf.mmap=bpf: perf's MMAP2 records are made from the BPF events
+	 * (perf_view.c), of data mappings too with PERF_SAMPLE_ADDR (-d).
+	 */
+	bool perf_view;
 	struct jt_lost_rec lost; /* the last one in the file */
 	struct jt_finish_rec finish;
 	int finished;	    /* a FINISH record was read */

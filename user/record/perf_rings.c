@@ -91,15 +91,12 @@ static void base_attr(struct perf_event_attr *a, const struct jt_perf_opts *o,
 	a->enable_on_exec = enable_on_exec;
 	a->inherit = per_task;
 	/*
-	 * perf's own view of the address space, kept for the audit: what
-	 * perf record with the same options records. Data mappings only
-	 * with -d, as perf does: each costs a record per mmap call, and the
-	 * BPF events carry every call's kernel VMA (a busy lookup is read
-	 * again from /proc by the recorder).
+	 * No mmap or mmap2: perf's own MMAP2 records are made from the BPF
+	 * events, which carry the same kernel VMAs (model/perf_view.c).
+	 * Asked of the kernel, they cost every mmap and mprotect of a
+	 * traced process a record built and filtered in perf_event_mmap(),
+	 * executable or not: a third of the mmap loop's overhead.
 	 */
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->mmap_data = o->data_addr;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;

@@ -414,7 +414,7 @@ static int write_meta(struct recorder *r, int argc, char **argv)
 		      "host=%s\nkernel=%s\nmachine=%s\nclock=CLOCK_MONOTONIC\n"
 		      "start_ns=%llu\nstart_unix=%lld\nmode=%s\n"
 		      "perf.event=%s\nperf.sample_type=0x%llx\n"
-		      "perf.sample_regs_user=0x%llx\n",
+		      "perf.sample_regs_user=0x%llx\nperf.mmap=bpf\n",
 		      u.nodename, u.release, u.machine,
 		      (unsigned long long)jt_mono_ns(), (long long)time(NULL),
 		      r->o.all ? "all" :
