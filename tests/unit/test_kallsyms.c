@@ -3,7 +3,8 @@
  * Kernel symbols from a recording's copy of /proc/kallsyms: every
  * address in a symbol's span gets its name, lines that are not
  * "ADDR TYPE NAME" are skipped, kptr_restrict's zeros name nothing, and
- * a payload that does not inflate is refused. Samples are named the
+ * a payload that does not inflate is refused, a program listed inside
+ * one the recorder loaded is stale. Samples are named the
  * same through the naming's address cache.
  */
 #include <stdarg.h>
@@ -203,6 +204,33 @@ static void test_a_programs_length_ends_its_span(void **state)
 	jt_kallsyms_free(&k);
 }
 
+/*
+ * /proc/kallsyms read while programs came and went: a program freed
+ * before ours was loaded in its place is still listed, inside ours. It
+ * is left out, and ours keeps its whole span; a symbol at our end or
+ * past it stays.
+ */
+static void test_a_stale_program_inside_ours_is_left_out(void **state)
+{
+	const char *text = "ffffffffc0001000 t bpf_prog_a_one\t[bpf]\n"
+			   "ffffffffc0001040 t bpf_prog_f_probe\t[bpf]\n"
+			   "ffffffffc0001100 t bpf_prog_c_next\t[bpf]\n"
+			   "ffffffffc0001000 t bpf_prog_a_one\t[bpf]\t256\n"
+			   "ffffffff81000000 T _text\n";
+	struct jt_kallsyms k;
+
+	load(&k, text);
+	assert_int_equal(k.stale, 1);
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0001040),
+			    "bpf_prog_a_one");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc00010ff),
+			    "bpf_prog_a_one");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffffc0001100),
+			    "bpf_prog_c_next");
+	assert_string_equal(jt_kallsyms_find(&k, 0xffffffff81000010), "_text");
+	jt_kallsyms_free(&k);
+}
+
 static void test_hidden_addresses_name_nothing(void **state)
 {
 	struct jt_kallsyms k;
@@ -293,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_many_symbols_keep_their_names),
 		cmocka_unit_test(test_a_late_tail_falls_into_place),
 		cmocka_unit_test(test_a_programs_length_ends_its_span),
+		cmocka_unit_test(test_a_stale_program_inside_ours_is_left_out),
 		cmocka_unit_test(test_hidden_addresses_name_nothing),
 		cmocka_unit_test(test_a_corrupt_payload_is_refused),
 	};

@@ -92,11 +92,51 @@ static void sort(struct jt_kallsyms *k)
 	free(tail);
 }
 
+/* A program the recorder loaded, as its own line gives it. */
+struct span {
+	uint64_t start, end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * A symbol inside one of the recorder's programs is stale: /proc/kallsyms
+ * was read while programs came and went (libbpf's feature probes, another
+ * tracer's exit), and the memory went to ours. Kept, it would cut our
+ * program's span short and name its tail.
+ */
+static void drop_stale(struct jt_kallsyms *k, struct span *sp, size_t n)
+{
+	size_t i, o = 0, r = 0;
+
+	if (!n)
+		return;
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (i = 0; i < k->n; i++) {
+		uint64_t a = k->syms[i].addr;
+
+		while (r < n && sp[r].end <= a)
+			r++;
+		if (r < n && sp[r].start < a && *k->syms[i].name) {
+			k->stale++;
+			continue;
+		}
+		k->syms[o++] = k->syms[i];
+	}
+	k->n = o;
+}
+
 static void parse(struct jt_kallsyms *k, size_t len)
 {
 	char *p = k->names, *end = p + len;
 	static char no_name[] = "";
-	size_t cap = 0;
+	struct span *sp = NULL;
+	size_t cap = 0, nsp = 0, sp_cap = 0;
 
 	while (p < end) {
 		char *nl = memchr(p, '\n', end - p), *name;
@@ -113,14 +153,21 @@ static void parse(struct jt_kallsyms *k, size_t len)
 			l = strcspn(name, " \t");
 			size = name + l < nl ? bpf_len(name + l, nl) : 0;
 			name[l] = 0;
-			if (add(k, &cap, addr, name) ||
-			    (addr && size && addr + size > addr &&
-			     add(k, &cap, addr + size, no_name)))
+			if (add(k, &cap, addr, name))
 				break;
+			if (addr && size && addr + size > addr) {
+				if (add(k, &cap, addr + size, no_name) ||
+				    jt_reserve(&sp, &sp_cap, nsp + 1,
+					       sizeof(*sp)))
+					break;
+				sp[nsp++] = (struct span){ addr, addr + size };
+			}
 		}
 		p = nl + 1;
 	}
 	sort(k);
+	drop_stale(k, sp, nsp);
+	free(sp);
 	/* kptr_restrict showed every address as 0: no names to give. */
 	k->hidden = k->n && !k->syms[k->n - 1].addr;
 }

@@ -14,8 +14,9 @@ struct jt_ksym {
 struct jt_kallsyms {
 	struct jt_ksym *syms; /* sorted by address */
 	size_t n;
-	char *names; /* the names, one after another */
-	int hidden;  /* every address was 0: kptr_restrict at record time */
+	char *names;  /* the names, one after another */
+	int hidden;   /* every address was 0: kptr_restrict at record time */
+	size_t stale; /* lines inside a program the recorder loaded: left out */
 };
 
 /* data: a JT_REC_KALLSYMS payload. 0, or -1 when it does not inflate. */
