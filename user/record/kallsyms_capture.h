@@ -3,23 +3,28 @@
  * /proc/kallsyms at record time, text symbols only, compressed: kernel
  * samples resolve on another machine, or after a module unload. Reading
  * it costs about 0.1 s of the kernel's formatting, so it is read in a
- * thread while the programs load; our own programs, loaded meanwhile, are
- * added from what the kernel says of each (the names it gives them).
+ * thread while the programs load, and deflated there as it is read; our
+ * own programs, loaded meanwhile, are added from what the kernel says of
+ * each (the names it gives them).
  */
 #ifndef JT_KALLSYMS_CAPTURE_H
 #define JT_KALLSYMS_CAPTURE_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <zlib.h>
 #include "lib/jt_file.h"
 
 struct jt_kallsyms_capture {
 	pthread_t thread;
 	int started;
 	int err;
-	char *text;
-	size_t len;
-	size_t cap;
+	z_stream zs; /* the text, deflated as it is read */
+	int zs_ready;
+	char *chunk; /* lines not yet deflated */
+	size_t chunk_len;
+	unsigned char *z; /* the stream so far; zs.total_out long */
+	size_t z_cap;
 };
 
 /* Start reading; 0 or -errno (then finish reads it itself). */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -193,6 +194,24 @@ void jt_vmlinux_btf_release(void)
 {
 	btf__free(vmlinux_btf);
 	vmlinux_btf = NULL;
+}
+
+/*
+ * The kernel's BTF is parsed three times at start-up: here to choose
+ * the tiers, and by libbpf for each of our two objects. A parse takes
+ * 4 ms; faulting in its fresh 12 MB took 40 more on a host where a
+ * fault costs 14 us. glibc gives such blocks back to the kernel when
+ * freed, so each parse paid again; kept in the heap between parses,
+ * one parse's pages serve the next. After loading, the thresholds go
+ * to what glibc's own tuning reaches after one such block (twice 6 MB
+ * for the trim), and the heap is trimmed.
+ */
+static void keep_freed_memory(bool keep)
+{
+	mallopt(M_MMAP_THRESHOLD, keep ? 64 << 20 : 6 << 20);
+	mallopt(M_TRIM_THRESHOLD, keep ? 64 << 20 : 12 << 20);
+	if (!keep)
+		malloc_trim(0);
 }
 
 /*
@@ -437,13 +456,17 @@ static int jt_probe_kprobe_fn(const char *fn)
 
 bool jt_kernel_has_vma_iter(void)
 {
-	struct btf *btf = jt_vmlinux_btf();
+	/* Asked again after the BTF is freed, before the second object. */
+	static int has = -1;
+	struct btf *btf;
 
 	/* Tests take the anchor walk on kernels that need not. */
 	if (getenv("JT_EXEC_ANCHORS"))
 		return false;
-	return btf && btf__find_by_name_kind(btf, "bpf_iter_task_vma_new",
+	if (has < 0 && (btf = jt_vmlinux_btf()))
+		has = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new",
 					     BTF_KIND_FUNC) >= 0;
+	return has > 0;
 }
 
 bool jt_test_vma_busy(void)
@@ -678,10 +701,14 @@ static void select_syscall_exits(struct jt_probes *p)
 /* Maple trees hold the VMAs since 6.1; mm_rb before. */
 static bool vmas_in_maple_tree(void)
 {
-	struct btf *btf = jt_vmlinux_btf();
+	/* Asked again at attach, after the BTF is freed. */
+	static int maple = -1;
+	struct btf *btf;
 
-	return btf &&
-	       btf__find_by_name_kind(btf, "maple_type", BTF_KIND_ENUM) >= 0;
+	if (maple < 0 && (btf = jt_vmlinux_btf()))
+		maple = btf__find_by_name_kind(btf, "maple_type",
+					       BTF_KIND_ENUM) >= 0;
+	return maple > 0;
 }
 
 static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
@@ -956,6 +983,34 @@ static void self_root(struct jt_config *cfg)
 	cfg->self_root_ino = sx.stx_ino;
 }
 
+/* Choose the tiers, and load both objects with what each tier needs. */
+static int load_objects(struct jt_probes *p, enum jt_tier_want want, bool cow,
+			uint32_t ring_bytes)
+{
+	int err;
+
+	if (jt_choose_tiers(p, want, cow))
+		return report_refused(p, want);
+	p->skel = open_object(p);
+	if (!p->skel)
+		return -errno;
+	select_programs(p);
+	err = check_tracepoints(p);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.events,
+					       ring_bytes);
+	if (err)
+		return err;
+	/*
+	 * Parsed, it is 6-7 MB: a quarter of the agent's quiet memory.
+	 * Freed before libbpf parses its own, it lends that parse its pages.
+	 */
+	jt_kernel_has_vma_iter();
+	jt_vmlinux_btf_release();
+	err = jittrace_bpf__load(p->skel);
+	return err ?: load_exec_snap(p);
+}
+
 int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx)
 {
@@ -976,21 +1031,9 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		fprintf(stderr,
 			"jittrace: cannot mount tracefs on " TRACEFS ": %s\n",
 			strerror(-err));
-	if (jt_choose_tiers(p, want, cow))
-		return report_refused(p, want);
-	p->skel = open_object(p);
-	if (!p->skel)
-		return -errno;
-	select_programs(p);
-	err = check_tracepoints(p);
-	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.events,
-					       ring_bytes);
-	if (!err)
-		err = jittrace_bpf__load(p->skel);
-	if (err)
-		return err;
-	err = load_exec_snap(p);
+	keep_freed_memory(true);
+	err = load_objects(p, want, cow, ring_bytes);
+	keep_freed_memory(false);
 	if (err)
 		return err;
 	self_root(&cfg);
@@ -998,8 +1041,6 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 				  &cfg, BPF_ANY);
 	if (err)
 		return -errno;
-	/* Parsed, it is 6-7 MB: a quarter of the agent's quiet memory. */
-	jt_vmlinux_btf_release();
 	err = map_lost(p);
 	if (err)
 		return err;
