@@ -454,19 +454,28 @@ static int jt_probe_kprobe_fn(const char *fn)
 	return 0;
 }
 
+/*
+ * Whether the kernel's BTF has name of kind, in *known (-1: not asked
+ * yet): the questions asked after the BTF is freed before libbpf loads
+ * (load_objects) are answered from what was asked before.
+ */
+static bool btf_has(int *known, const char *name, int kind)
+{
+	struct btf *btf;
+
+	if (*known < 0 && (btf = jt_vmlinux_btf()))
+		*known = btf__find_by_name_kind(btf, name, kind) >= 0;
+	return *known > 0;
+}
+
 bool jt_kernel_has_vma_iter(void)
 {
-	/* Asked again after the BTF is freed, before the second object. */
-	static int has = -1;
-	struct btf *btf;
+	static int known = -1;
 
 	/* Tests take the anchor walk on kernels that need not. */
 	if (getenv("JT_EXEC_ANCHORS"))
 		return false;
-	if (has < 0 && (btf = jt_vmlinux_btf()))
-		has = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new",
-					     BTF_KIND_FUNC) >= 0;
-	return has > 0;
+	return btf_has(&known, "bpf_iter_task_vma_new", BTF_KIND_FUNC);
 }
 
 bool jt_test_vma_busy(void)
@@ -701,14 +710,9 @@ static void select_syscall_exits(struct jt_probes *p)
 /* Maple trees hold the VMAs since 6.1; mm_rb before. */
 static bool vmas_in_maple_tree(void)
 {
-	/* Asked again at attach, after the BTF is freed. */
-	static int maple = -1;
-	struct btf *btf;
+	static int known = -1;
 
-	if (maple < 0 && (btf = jt_vmlinux_btf()))
-		maple = btf__find_by_name_kind(btf, "maple_type",
-					       BTF_KIND_ENUM) >= 0;
-	return maple > 0;
+	return btf_has(&known, "maple_type", BTF_KIND_ENUM);
 }
 
 static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
