@@ -78,9 +78,11 @@ echo "$runs runs each; sampling event: $(perf stat -e cycles true 2>&1 | grep -q
 # "jittrace --cow" rows record data addresses too (-d), as perf does.
 ev=
 # The floor: the same three syscall-exit tracepoints with nothing in them
-# (empty), with a record of a map event's size each (ring), and with a
-# VMA lookup at mmap's as well (lookup), read as jittrace reads its ring.
-tracers="jittrace jtcow perf floor-empty floor-ring floor-lookup"
+# (empty), with only the clock read a record's time takes (clock), with a
+# record of a map event's size each (ring), with those records gathered
+# in a per-CPU batch of 16 (batch), and with a VMA lookup at mmap's as
+# well (lookup), read as jittrace reads its ring.
+tracers="jittrace jtcow perf floor-empty floor-clock floor-ring floor-batch floor-lookup"
 bench calls 200000 "mmap+mprotect+munmap (per loop)"
 tracers="jittrace jtcow perf"
 bench touch 200000 "page touch (per page)"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * hookfloor MODE -- CMD...: run CMD (as nobody) with tests/bench/
- * hookfloor.bpf.c's programs attached in MODE (empty, ring, lookup at
- * the syscall tracepoints; fexit-empty, fexit-ring on the kernel
- * functions), and read their ring as a recorder would, so that the
- * bench can say what the hooks alone cost on the mmap loop, beside
+ * hookfloor.bpf.c's programs attached in MODE (empty, clock, ring, batch,
+ * lookup at the syscall tracepoints; fexit-empty, fexit-ring on the
+ * kernel functions), and read their ring as a recorder would, so that
+ * the bench can say what the hooks alone cost on the mmap loop, beside
  * jittrace and perf.
  */
 #include <errno.h>
@@ -19,10 +19,18 @@
 #include <bpf/libbpf.h>
 #include "hookfloor.skel.h"
 
-static const char *const modes[] = { "empty", "ring", "lookup", "fexit-empty",
-				     "fexit-ring" };
-#define NMODES 5
-#define FEXIT_MODE 3 /* the first of the fexit modes */
+/* Each mode's name, its programs' family, and its rodata mode. */
+static const struct {
+	const char *name;
+	bool fexit;
+	__u32 mode; /* hookfloor.bpf.c's enum floor_mode */
+} modes[] = {
+	{ "empty", false, 0 },	   { "ring", false, 1 },
+	{ "lookup", false, 2 },	   { "clock", false, 3 },
+	{ "batch", false, 4 },	   { "fexit-empty", true, 0 },
+	{ "fexit-ring", true, 1 },
+};
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
 
 /* One family of programs per run: the tracepoints, or the fexits. */
 static void pick_family(struct hookfloor_bpf *skel, bool fexit)
@@ -70,23 +78,25 @@ int main(int argc, char **argv)
 	struct hookfloor_bpf *skel;
 	struct ring_buffer *rb;
 	unsigned long n = 0;
-	int mode, go = -1, status;
+	size_t mode;
+	int go = -1, status;
 	pid_t pid;
 
 	for (mode = 0; argc > 3 && mode < NMODES; mode++)
-		if (!strcmp(argv[1], modes[mode]))
+		if (!strcmp(argv[1], modes[mode].name))
 			break;
 	if (argc < 4 || mode == NMODES || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hookfloor empty|ring|lookup|"
-				"fexit-empty|fexit-ring -- CMD...\n");
+		fprintf(stderr,
+			"usage: hookfloor empty|clock|ring|batch|lookup|"
+			"fexit-empty|fexit-ring -- CMD...\n");
 		return 2;
 	}
 	pid = spawn(argv + 3, &go);
 	skel = hookfloor_bpf__open();
 	if (pid < 0 || !skel)
 		return 1;
-	pick_family(skel, mode >= FEXIT_MODE);
-	skel->rodata->mode = mode >= FEXIT_MODE ? mode - FEXIT_MODE : mode;
+	pick_family(skel, modes[mode].fexit);
+	skel->rodata->mode = modes[mode].mode;
 	skel->rodata->pid = pid;
 	if (hookfloor_bpf__load(skel) || hookfloor_bpf__attach(skel)) {
 		fprintf(stderr, "hookfloor: cannot load: %s\n",
