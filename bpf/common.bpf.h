@@ -213,13 +213,15 @@ static __always_inline void jt_count_lost(void)
 /*
  * Waking the recorder for every event costs a context switch per mmap
  * call; it polls on a timer anyway, so wake it only once the ring is
- * filling up.
+ * filling up (jt_config.wake_bytes).
  */
-#define JT_WAKE_BYTES (1 << 20)
-
 static __always_inline __u64 jt_wake_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= JT_WAKE_BYTES ?
+	__u32 zero = 0;
+	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+	__u64 wake = cfg && cfg->wake_bytes ? cfg->wake_bytes : JT_WAKE_BYTES;
+
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake ?
 		       BPF_RB_FORCE_WAKEUP :
 		       BPF_RB_NO_WAKEUP;
 }

@@ -78,7 +78,17 @@ struct jt_config {
 	__u32 self_mntns;
 	__u32 self_root_mnt;
 	__u64 self_root_ino;
+	/*
+	 * Wake the recorder once this much waits in the ring: below the
+	 * ring's size, or a small ring (--bpf-ring) never wakes it and
+	 * fills between its ticks. 0: JT_WAKE_BYTES.
+	 */
+	__u32 wake_bytes;
+	__u32 pad;
 };
+
+/* The most the BPF ring holds before the recorder is woken (1 MiB). */
+#define JT_WAKE_BYTES (1u << 20)
 
 struct jt_hdr {
 	__u16 type;

@@ -77,7 +77,8 @@ struct recorder {
 	int pidfd;	       /* the process whose exit ends the recording */
 	pid_t busy[BUSY_MAX];  /* whose VMAs to read again after this pass */
 	int nbusy;
-	bool write_failed; /* said once */
+	uint64_t ring_wakes; /* passes the BPF ring woke us for (-v says) */
+	bool write_failed;   /* said once */
 };
 
 /*
@@ -669,13 +670,20 @@ static int start(struct recorder *r)
  * pidfd is readable when its process exits): waiting for the next tick
  * made every recording end up to 100 ms late.
  */
+/* Each source is known by its fd when epoll says it is ready. */
+static int epoll_add(int ep, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
 static void watch_exit(struct recorder *r, int ep)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	pid_t pid = r->target.pid ? r->target.pid : r->o.pid;
 
 	r->pidfd = pid ? syscall(SYS_pidfd_open, pid, 0) : -1;
-	if (r->pidfd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, r->pidfd, &ev)) {
+	if (r->pidfd >= 0 && epoll_add(ep, r->pidfd)) {
 		close(r->pidfd);
 		r->pidfd = -1;
 	}
@@ -683,15 +691,12 @@ static void watch_exit(struct recorder *r, int ep)
 
 static int make_epoll(struct recorder *r)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	int fd = epoll_create1(EPOLL_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	if (epoll_ctl(fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->probes.rb),
-		      &ev) ||
-	    (r->jit.inotify_fd >= 0 &&
-	     epoll_ctl(fd, EPOLL_CTL_ADD, r->jit.inotify_fd, &ev))) {
+	if (epoll_add(fd, ring_buffer__epoll_fd(r->probes.rb)) ||
+	    (r->jit.inotify_fd >= 0 && epoll_add(fd, r->jit.inotify_fd))) {
 		close(fd);
 		return -errno;
 	}
@@ -766,14 +771,18 @@ static int run(struct recorder *r, int *status)
 {
 	uint64_t deadline =
 		r->o.duration ? jt_mono_ns() + r->o.duration * 1e9 : 0;
+	int ring = ring_buffer__epoll_fd(r->probes.rb);
 	struct epoll_event evs[4];
-	int ep = make_epoll(r), err = 0;
+	int ep = make_epoll(r), err = 0, i, n;
 
 	if (ep < 0)
 		return ep;
 	while (!stop_signal && !err) {
-		if (epoll_wait(ep, evs, 4, 100) < 0 && errno != EINTR)
+		n = epoll_wait(ep, evs, 4, 100);
+		if (n < 0 && errno != EINTR)
 			err = -errno;
+		for (i = 0; i < n; i++)
+			r->ring_wakes += evs[i].data.fd == ring;
 		if (!err)
 			err = drain(r);
 		if (deadline && jt_mono_ns() >= deadline)
@@ -853,6 +862,11 @@ static void finish(struct recorder *r, int exit_status)
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
 	say_fault_lookups(r);
+	if (r->o.verbose)
+		fprintf(stderr,
+			"jittrace: the BPF ring woke the recorder %llu "
+			"times\n",
+			(unsigned long long)r->ring_wakes);
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
 		"%zu JIT files, %.1f MB)\n",
