@@ -505,6 +505,27 @@ def test_a_small_bpf_ring_wakes_the_recorder():
         (len(taken), lost.group(1))
 
 
+def test_the_recorder_sleeps_until_the_ring_fills():
+    # BPF wakes the recorder once 1 MiB waits (the default ring's mark).
+    # The ring's epoll was level-triggered: once woken, the recorder found
+    # a record waiting after every pass and never slept again, 6,000
+    # passes a second on the mmap loop, all of them counted as the ring's
+    # wakes. Edge-triggered, a pass needs a wake from BPF, and BPF wakes
+    # only with a mark's worth waiting: two passes after a wake may find
+    # the same bytes (the wake came during the first), so the ring wakes
+    # the recorder at most twice per mark written, and once at the end.
+    data = os.path.join(TMP, "ringwakes.data")
+    p = run([JT, "record", "-v", "-o", data, "--user", USER, "--",
+             os.path.join(WL, "mmloop"), "calls", "20000"])
+    wakes = re.search(r"the BPF ring woke the recorder (\d+) times", p.stderr)
+    events = re.search(r"\((\d+) BPF events", p.stderr)
+    assert wakes and events, p.stderr[-3000:]
+    # 20,000 loops write 60,000 records of 176 bytes: ten marks.
+    assert int(events.group(1)) >= 60000, p.stderr[-3000:]
+    marks = -(-int(events.group(1)) * 176 // (1 << 20))
+    assert 1 <= int(wakes.group(1)) <= 2 * marks + 2, (wakes.group(1), marks)
+
+
 def test_ring_size_options_are_checked():
     for opt in (["--bpf-ring", "3"], ["--bpf-ring", "8x"], ["-m", "3"]):
         p = run([JT, "record", *opt, "--", "true"], check=False)

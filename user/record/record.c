@@ -671,9 +671,9 @@ static int start(struct recorder *r)
  * made every recording end up to 100 ms late.
  */
 /* Each source is known by its fd when epoll says it is ready. */
-static int epoll_add(int ep, int fd)
+static int epoll_add(int ep, int fd, uint32_t events)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = { .events = events, .data.fd = fd };
 
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
@@ -683,7 +683,7 @@ static void watch_exit(struct recorder *r, int ep)
 	pid_t pid = r->target.pid ? r->target.pid : r->o.pid;
 
 	r->pidfd = pid ? syscall(SYS_pidfd_open, pid, 0) : -1;
-	if (r->pidfd >= 0 && epoll_add(ep, r->pidfd)) {
+	if (r->pidfd >= 0 && epoll_add(ep, r->pidfd, EPOLLIN)) {
 		close(r->pidfd);
 		r->pidfd = -1;
 	}
@@ -695,8 +695,16 @@ static int make_epoll(struct recorder *r)
 
 	if (fd < 0)
 		return -errno;
-	if (epoll_add(fd, ring_buffer__epoll_fd(r->probes.rb)) ||
-	    (r->jit.inotify_fd >= 0 && epoll_add(fd, r->jit.inotify_fd))) {
+	/*
+	 * Edge-triggered: the ring is readable whenever a record waits, and
+	 * under a steady stream one always does, so level-triggered returned
+	 * at once after every pass (6,000 passes a second on the mmap loop)
+	 * however rarely BPF asked to wake us.
+	 */
+	if (epoll_add(fd, ring_buffer__epoll_fd(r->probes.rb),
+		      EPOLLIN | EPOLLET) ||
+	    (r->jit.inotify_fd >= 0 &&
+	     epoll_add(fd, r->jit.inotify_fd, EPOLLIN))) {
 		close(fd);
 		return -errno;
 	}
