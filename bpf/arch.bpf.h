@@ -49,6 +49,17 @@ static __always_inline int jt_syscall_args(struct pt_regs *r, __u64 *a)
 	a[5] = regs.r9;
 	return 0;
 }
+
+/* The same from a BTF pointer to the registers: plain loads. */
+static __always_inline void jt_syscall_args_btf(struct pt_regs *r, __u64 *a)
+{
+	a[0] = r->di;
+	a[1] = r->si;
+	a[2] = r->dx;
+	a[3] = r->r10;
+	a[4] = r->r8;
+	a[5] = r->r9;
+}
 #elif defined(__TARGET_ARCH_arm64)
 /* include/uapi/asm-generic/unistd.h */
 #define NR_MMAP 222
@@ -76,6 +87,16 @@ static __always_inline int jt_syscall_args(struct pt_regs *r, __u64 *a)
 		return -1;
 	a[0] = BPF_CORE_READ(r, orig_x0);
 	return 0;
+}
+
+/* The same from a BTF pointer to the registers: plain loads. */
+static __always_inline void jt_syscall_args_btf(struct pt_regs *r, __u64 *a)
+{
+	int i;
+
+	a[0] = r->orig_x0;
+	for (i = 1; i < 6; i++)
+		a[i] = r->regs[i];
 }
 #else
 #error "jittrace's BPF programs know x86-64 and arm64"

@@ -47,12 +47,28 @@ static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
 				  JT_THREAD_SIZE) -
 	       1;
 }
+
+/* The current syscall's arguments, from the registers saved at entry. */
+static __always_inline int jt_current_syscall_args(__u64 *a)
+{
+	return jt_syscall_args(jt_task_regs(jt_current()), a);
+}
 #else
 #define jt_current() bpf_get_current_task_btf()
 
 static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
 {
 	return (struct pt_regs *)bpf_task_pt_regs(t);
+}
+
+/*
+ * bpf_task_pt_regs hands over a BTF pointer: plain loads, where one probe
+ * read of the registers was a helper call per traced syscall.
+ */
+static __always_inline int jt_current_syscall_args(__u64 *a)
+{
+	jt_syscall_args_btf(jt_task_regs(jt_current()), a);
+	return 0;
 }
 #endif
 
@@ -188,17 +204,22 @@ static __always_inline void jt_scope_changed(void)
 		__sync_fetch_and_add(&cfg->gen, 1);
 }
 
-static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,
-					__u32 size)
+/* id: bpf_get_current_pid_tgid(), where the caller has it already. */
+static __always_inline void jt_fill_hdr_id(struct jt_hdr *h, __u16 type,
+					   __u32 size, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-
 	h->type = type;
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
 	h->time = bpf_ktime_get_ns();
+}
+
+static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,
+					__u32 size)
+{
+	jt_fill_hdr_id(h, type, size, bpf_get_current_pid_tgid());
 }
 
 static __always_inline void jt_count_lost(void)
@@ -589,12 +610,18 @@ static __always_inline void jt_note_busy(__u64 addr)
  */
 const volatile __u32 jt_test_vma_busy __weak = 0;
 
+static __always_inline bool jt_first_thread(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return (__u32)id == id >> 32;
+}
+
 static __always_inline bool find_vma(__u64 addr, struct vma_ctx *c)
 {
 	struct find_retry f = { .addr = addr, .c = c };
-	__u64 id = bpf_get_current_pid_tgid();
 
-	if (jt_test_vma_busy && (__u32)id != id >> 32) {
+	if (jt_test_vma_busy && !jt_first_thread()) {
 		jt_note_busy(addr);
 		return false;
 	}

@@ -230,7 +230,8 @@ static __always_inline int mmap_tree_exit(const struct kargs *k, __u64 ret)
 {
 	struct map_call c = {};
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32) || in_shmat())
+	c.id = bpf_get_current_pid_tgid();
+	if (!jt_is_traced(c.id >> 32) || in_shmat())
 		return 0;
 	mmap_args(c.args, k);
 	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
@@ -412,7 +413,8 @@ static __always_inline int mprotect_lookup_exit(const struct kargs *k, int ret)
 {
 	struct map_call c = {};
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+	c.id = bpf_get_current_pid_tgid();
+	if (!jt_is_traced(c.id >> 32))
 		return 0;
 	mprotect_args(c.args, k);
 	c.flags = result_vmas(JT_EV_MPROTECT, c.args, ret, &c.first, &c.last);
@@ -467,7 +469,8 @@ static __always_inline int munmap_exit_only(const struct kargs *k, __u64 ret)
 {
 	struct map_call c = {};
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+	c.id = bpf_get_current_pid_tgid();
+	if (!jt_is_traced(c.id >> 32))
 		return 0;
 	c.args[0] = k->a[0];
 	c.args[1] = k->a[1];

@@ -86,6 +86,7 @@ struct map_call {
 	struct vma_ctx first;
 	struct jt_vma last;
 	__u32 flags;
+	__u64 id; /* the caller's bpf_get_current_pid_tgid() */
 };
 
 /* Every field: ring memory is not zeroed, and memset cost a store a word. */
@@ -94,7 +95,7 @@ static __always_inline void map_fill(struct jt_map_event *ev,
 				     __s64 ret)
 {
 	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
-	jt_fill_hdr(&ev->h, type, sizeof(*ev));
+	jt_fill_hdr_id(&ev->h, type, sizeof(*ev), c->id);
 	ev->result = ret;
 	ev->vma = c->first.vma;
 	ev->vma_last = c->last;

@@ -15,10 +15,10 @@
 #include "map_event.bpf.h"
 
 /* One call, its arguments known: look its result up and emit it. */
-static __always_inline int emit_call(long ret, __u32 type, const __u64 *a,
-				     int nargs)
+static __always_inline int emit_call(__u64 id, long ret, __u32 type,
+				     const __u64 *a, int nargs)
 {
-	struct map_call c = {};
+	struct map_call c = { .id = id };
 	int i;
 
 	/* The call's own arguments; the rest stay 0. */
@@ -32,18 +32,19 @@ static __always_inline int emit_call(long ret, __u32 type, const __u64 *a,
 
 static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	__u64 a[6];
 
 	/* Every process's calls come here: the scope test comes first. */
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!jt_is_traced(id >> 32))
 		return 0;
-	if (jt_syscall_args(jt_task_regs(jt_current()), a)) {
+	if (jt_current_syscall_args(a)) {
 		jt_count_lost(); /* a traced call we cannot report */
 		return 0;
 	}
 	if (nr == NR_MPROTECT)
 		a[3] = (__u64)-1; /* plain mprotect: no pkey */
-	return emit_call(ret, type, a, nargs);
+	return emit_call(id, ret, type, a, nargs);
 }
 
 #define JT_SYSCALL(name, type, nr, nargs)                                      \
@@ -73,23 +74,25 @@ int BPF_PROG(jt_fx_do_shmat, int shmid, char *shmaddr, int shmflg,
 	     unsigned long *raddr, unsigned long shmlba, long ret)
 {
 	__u64 a[3] = { shmid, (__u64)shmaddr, shmflg };
+	__u64 id = bpf_get_current_pid_tgid();
 	unsigned long addr = 0;
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!jt_is_traced(id >> 32))
 		return 0;
 	if (!ret && bpf_probe_read_kernel(&addr, sizeof(addr), raddr))
 		return 0;
-	return emit_call(ret ? ret : (long)addr, JT_EV_SHMAT, a, 3);
+	return emit_call(id, ret ? ret : (long)addr, JT_EV_SHMAT, a, 3);
 }
 
 SEC("fexit/ksys_shmdt")
 int BPF_PROG(jt_fx_ksys_shmdt, char *shmaddr, long ret)
 {
 	__u64 a[1] = { (__u64)shmaddr };
+	__u64 id = bpf_get_current_pid_tgid();
 
-	if (!jt_is_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!jt_is_traced(id >> 32))
 		return 0;
-	return emit_call(ret, JT_EV_SHMDT, a, 1);
+	return emit_call(id, ret, JT_EV_SHMDT, a, 1);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -61,7 +61,7 @@ int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 
 	if (ctx->ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (jt_syscall_args(jt_task_regs(t), a)) {
+	if (jt_current_syscall_args(a)) {
 		jt_count_lost();
 		return 0;
 	}
