@@ -48,10 +48,10 @@ static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
 	       1;
 }
 
-/* The current syscall's arguments, from the registers saved at entry. */
-static __always_inline int jt_current_syscall_args(__u64 *a)
+/* Task t's syscall arguments, from the registers saved at entry. */
+static __always_inline int jt_task_syscall_args(struct task_struct *t, __u64 *a)
 {
-	return jt_syscall_args(jt_task_regs(jt_current()), a);
+	return jt_syscall_args(jt_task_regs(t), a);
 }
 #else
 #define jt_current() bpf_get_current_task_btf()
@@ -65,9 +65,9 @@ static __always_inline struct pt_regs *jt_task_regs(struct task_struct *t)
  * bpf_task_pt_regs hands over a BTF pointer: plain loads, where one probe
  * read of the registers was a helper call per traced syscall.
  */
-static __always_inline int jt_current_syscall_args(__u64 *a)
+static __always_inline int jt_task_syscall_args(struct task_struct *t, __u64 *a)
 {
-	jt_syscall_args_btf(jt_task_regs(jt_current()), a);
+	jt_syscall_args_btf(jt_task_regs(t), a);
 	return 0;
 }
 #endif

@@ -38,7 +38,7 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 	/* Every process's calls come here: the scope test comes first. */
 	if (!jt_is_traced(id >> 32))
 		return 0;
-	if (jt_current_syscall_args(a)) {
+	if (jt_task_syscall_args(jt_current(), a)) {
 		jt_count_lost(); /* a traced call we cannot report */
 		return 0;
 	}

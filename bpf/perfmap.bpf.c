@@ -61,7 +61,7 @@ int jt_exit_write(struct trace_event_raw_sys_exit *ctx)
 
 	if (ctx->ret <= 0 || !jt_is_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (jt_current_syscall_args(a)) {
+	if (jt_task_syscall_args(t, a)) {
 		jt_count_lost();
 		return 0;
 	}

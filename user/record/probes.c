@@ -991,7 +991,7 @@ static void self_root(struct jt_config *cfg)
  * A quarter of the ring, at most JT_WAKE_BYTES: the recorder is woken
  * with three quarters still free, whatever --bpf-ring chose.
  */
-uint32_t jt_ring_wake_bytes(uint32_t ring_bytes)
+static uint32_t ring_wake_bytes(uint32_t ring_bytes)
 {
 	return ring_bytes / 4 < JT_WAKE_BYTES ? ring_bytes / 4 : JT_WAKE_BYTES;
 }
@@ -1050,7 +1050,7 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 	if (err)
 		return err;
 	self_root(&cfg);
-	cfg.wake_bytes = jt_ring_wake_bytes(ring_bytes);
+	cfg.wake_bytes = ring_wake_bytes(ring_bytes);
 	err = bpf_map_update_elem(bpf_map__fd(p->skel->maps.jt_cfg), &zero,
 				  &cfg, BPF_ANY);
 	if (err)

@@ -79,8 +79,6 @@ typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 
 /* ring_bytes: the BPF ring's size, a power of two of at least a page. */
 /* cow: attach the write-fault probe (costs a VMA lookup per fault). */
-/* How full the BPF ring gets before it wakes the recorder. */
-uint32_t jt_ring_wake_bytes(uint32_t ring_bytes);
 int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 		   bool cow, uint32_t ring_bytes, jt_event_fn fn, void *ctx);
 /* "mmap=fentry mprotect=fentry ...": the one line record prints. */

@@ -665,11 +665,6 @@ static int start(struct recorder *r)
 	return -e;
 }
 
-/*
- * The command's or the attached process's exit wakes us at once (a
- * pidfd is readable when its process exits): waiting for the next tick
- * made every recording end up to 100 ms late.
- */
 /* Each source is known by its fd when epoll says it is ready. */
 static int epoll_add(int ep, int fd, uint32_t events)
 {
@@ -678,6 +673,11 @@ static int epoll_add(int ep, int fd, uint32_t events)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/*
+ * The command's or the attached process's exit wakes us at once (a
+ * pidfd is readable when its process exits): waiting for the next tick
+ * made every recording end up to 100 ms late.
+ */
 static void watch_exit(struct recorder *r, int ep)
 {
 	pid_t pid = r->target.pid ? r->target.pid : r->o.pid;
