@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import time
 
-from jt import (AS_USER, BUILD, JT, ROOT, TIER, TMP, USER, WL, Skip, assert_tiles, has_pmu, hx, maps,
-                proc_maps, record, run, script, start_attached, wait_for, workload_lines)
+from jt import (AS_USER, BUILD, JT, ROOT, TIER, TMP, USER, WL, Skip, assert_tiles, has_pmu, hx,
+                kill_left, maps, proc_maps, record, run, script, start_attached, wait_for, workload_lines)
 
 PAGE = 4096
 
@@ -788,3 +788,67 @@ def test_a_missing_syscall_tracepoint_is_an_error():
     assert "the mmap hook needs the tracepoint syscalls/sys_exit_mmap, and this " \
         "kernel has none" in p.stderr, p.stderr
     assert not os.path.exists(data)
+
+
+# A traced process (pinned to CPU 0) that forks on each line it reads:
+# the child moves to CPU 1 and maps 19 pages there, its first traced call.
+_FORKER = """
+import mmap, os, sys
+print("ready", flush=True)
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        os.sched_setaffinity(0, {1})
+        mmap.mmap(-1, 19 * 4096, flags=mmap.MAP_PRIVATE)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("child", pid, flush=True)
+"""
+
+
+def test_a_reused_pid_is_traced_from_its_first_call():
+    # Each CPU keeps its last scope answer (a tgid, traced or not). An
+    # untraced process on CPU 1 leaves "not traced" for its pid there; a
+    # traced fork then takes that pid (ns_last_pid), and the child's first
+    # call is on CPU 1. The fork made every kept answer stale: the call
+    # must be recorded.
+    if not {0, 1} <= os.sched_getaffinity(0):
+        raise Skip("needs CPUs 0 and 1: the kept answer is per CPU")
+    data = os.path.join(TMP, "pidreuse.data")
+    tier = ["--tier", TIER] if TIER else []
+    rec = subprocess.Popen(
+        [JT, "record", "-o", data, *tier, "--user", USER, "--", "taskset",
+         "-c", "0", "python3", "-c", _FORKER],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    was = os.sched_getaffinity(0)
+    reused = []
+    try:
+        assert rec.stdout.readline() == "ready\n"
+        # Our own calls leave their answers on CPU 0, not on CPU 1.
+        os.sched_setaffinity(0, {0})
+        # Three times, since another task on CPU 1 can replace the kept
+        # answer first; another fork can take the pid first, so up to 30.
+        for _ in range(30):
+            u = subprocess.Popen(["taskset", "-c", "1", "/bin/true"])
+            u.wait()
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(u.pid - 1))
+            rec.stdin.write("go\n")
+            rec.stdin.flush()
+            child = int(rec.stdout.readline().split()[1])
+            if child == u.pid:
+                reused.append(child)
+            if len(reused) == 3:
+                break
+        rec.stdin.close()
+        rec.wait(timeout=60)
+    finally:
+        os.sched_setaffinity(0, was)
+        kill_left(rec)
+    assert rec.returncode == 0
+    if not reused:
+        raise Skip("another process took the pid each of 30 times")
+    maps19 = [(e["pid"], e["cpu"]) for e in script(data)
+              if e["type"] == "mmap" and hx(e["args"][1]) == 19 * PAGE]
+    missing = [r for r in reused if (r, 1) not in maps19]
+    assert not missing, (reused, maps19)
