@@ -391,6 +391,62 @@ static void test_channel_reader_gone(void **state)
 	jt_chan_free(&c);
 }
 
+static size_t chan_buffers(const struct jt_chan *c)
+{
+	const struct jt_chan_buf *b;
+	size_t n = 0;
+
+	for (b = c->head; b; b = b->next)
+		n++;
+	return n;
+}
+
+/*
+ * A pass's end hands the agent's reader a buffer once a tick, not once
+ * a pass (each one wakes it), and one that fills goes at once; a file
+ * gets every pass's records.
+ */
+static void test_pass_hands_a_buffer_a_tick(void **state)
+{
+	const uint64_t t0 = 5000000000ull, ms = 1000000;
+	static char big[64 * 1024];
+	struct jt_writer w, f;
+	struct jt_chan c;
+	uint64_t x = 1, bytes;
+	size_t n;
+
+	assert_int_equal(jt_chan_init(&c, 1 << 30), 0);
+	assert_int_equal(jt_writer_open_chan(&w, &c), 0);
+	n = chan_buffers(&c); /* the preamble */
+	jt_writer_add(&w, 9, &x, sizeof(x), NULL, 0);
+	assert_int_equal(jt_writer_pass_done(&w, t0), 0);
+	assert_int_equal(chan_buffers(&c), n + 1);
+	jt_writer_add(&w, 9, &x, sizeof(x), NULL, 0);
+	assert_int_equal(jt_writer_pass_done(&w, t0 + 40 * ms), 0);
+	jt_writer_add(&w, 9, &x, sizeof(x), NULL, 0);
+	assert_int_equal(jt_writer_pass_done(&w, t0 + 99 * ms), 0);
+	assert_int_equal(chan_buffers(&c), n + 1);
+	assert_int_equal(jt_writer_pass_done(&w, t0 + 100 * ms), 0);
+	assert_int_equal(chan_buffers(&c), n + 2);
+	bytes = w.bytes;
+	while (w.bytes == bytes)
+		assert_int_equal(
+			jt_writer_add(&w, 9, big, sizeof(big), NULL, 0), 0);
+	assert_int_equal(chan_buffers(&c), n + 3);
+	jt_chan_reader_done(&c);
+	jt_writer_close(&w);
+	jt_chan_free(&c);
+
+	assert_int_equal(jt_writer_open(&f, path), 0);
+	bytes = f.bytes;
+	jt_writer_add(&f, 9, &x, sizeof(x), NULL, 0);
+	assert_int_equal(jt_writer_pass_done(&f, t0), 0);
+	jt_writer_add(&f, 9, &x, sizeof(x), NULL, 0);
+	assert_int_equal(jt_writer_pass_done(&f, t0 + ms), 0);
+	assert_int_equal(f.bytes, bytes + 2 * JT_REC_ALIGN(8 + sizeof(x)));
+	assert_int_equal(jt_writer_close(&f), 0);
+}
+
 /*
  * A file past READ_AHEAD_MIN: records of 8 to 300 bytes, every 700th
  * one of 100K to 600K and every 1,500th of up to JT_REC_MAX, so records
@@ -502,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_channel_round_trip),
 		cmocka_unit_test(test_channel_reader_gone),
+		cmocka_unit_test(test_pass_hands_a_buffer_a_tick),
 		cmocka_unit_test(test_cut_at_every_byte_of_last_record),
 		cmocka_unit_test(test_cut_in_padding_is_whole),
 		cmocka_unit_test(test_large_records),

@@ -125,6 +125,23 @@ int jt_writer_flush(struct jt_writer *w)
 	return -w->err;
 }
 
+/*
+ * Each buffer handed over wakes the agent's reader: under process churn
+ * every perf-map write makes a pass, and a buffer a pass cost the reader
+ * 55 wake-ups a second. Within a tick nothing waits for them (the
+ * reader's windows are seconds long); a buffer that fills sooner goes
+ * at once (jt_writer_add).
+ */
+#define JT_CHAN_TICK_NS 100000000ull
+
+int jt_writer_pass_done(struct jt_writer *w, uint64_t now_ns)
+{
+	if (w->chan && !w->err && now_ns - w->handed_ns < JT_CHAN_TICK_NS)
+		return 0;
+	w->handed_ns = now_ns;
+	return jt_writer_flush(w);
+}
+
 /* One record from two pieces, so callers need not assemble a copy. */
 int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		  size_t alen, const void *b, size_t blen)

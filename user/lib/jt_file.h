@@ -178,10 +178,11 @@ struct jt_writer {
 	char *buf;
 	size_t len;
 	size_t cap;
-	uint64_t bytes;	  /* in the file, whole records only */
-	uint64_t recs;	  /* in buf */
-	uint64_t dropped; /* records a failed write lost */
-	int err;	  /* first write errno, sticky */
+	uint64_t bytes;	    /* in the file, whole records only */
+	uint64_t recs;	    /* in buf */
+	uint64_t dropped;   /* records a failed write lost */
+	int err;	    /* first write errno, sticky */
+	uint64_t handed_ns; /* a channel's last buffer handed over */
 };
 
 /* Starts the file with the preamble; the writer owns fd from here. */
@@ -192,6 +193,11 @@ int jt_writer_open_chan(struct jt_writer *w, struct jt_chan *c);
 int jt_writer_add(struct jt_writer *w, uint32_t type, const void *a,
 		  size_t alen, const void *b, size_t blen);
 int jt_writer_flush(struct jt_writer *w);
+/*
+ * The end of a pass at now_ns: a file gets what the pass wrote; a
+ * channel's reader, a buffer a tick (JT_CHAN_TICK_NS) or when full.
+ */
+int jt_writer_pass_done(struct jt_writer *w, uint64_t now_ns);
 int jt_writer_close(struct jt_writer *w);
 
 struct jt_rec {

@@ -727,7 +727,7 @@ static int drain(struct recorder *r)
 	/* Every ring drained: what happened before the pass is all in. */
 	jt_writer_add(&r->w, JT_REC_ROUND, &round, sizeof(round), NULL, 0);
 	/* A full disk does not end the command: what is lost is counted. */
-	if (jt_writer_flush(&r->w) && !r->write_failed) {
+	if (jt_writer_pass_done(&r->w, round.time) && !r->write_failed) {
 		r->write_failed = true;
 		fprintf(stderr,
 			"jittrace: writing %s: %s; the recording ends at byte "
