@@ -2,7 +2,8 @@
 # Overhead per call of jittrace record against perf record -d on the same
 # loops, in the same run. Each loop times itself; the minimum and the
 # median of RUNS (11) runs are reported, and for the call and page loops
-# the median of each run's fastest block of 1,000 calls or pages.
+# the median of each run's fastest block of 1,000 calls or pages; then
+# jittrace against perf run by run (paired.sh).
 # usage: bench.sh BUILD_DIR
 out=${1:-build}
 jt=$out/jittrace
@@ -10,6 +11,7 @@ wl=$out/workloads/mmloop
 runs=${RUNS:-11}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/paired.sh"
 as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -71,6 +73,8 @@ bench() {
 				printf "  %-7s %-28s %8.1f ns/op  overhead %+8.1f ns%s\n", stat, label($1), $2, o, r
 		}'
 	done
+	paired "jittrace - perf" "$tmp/jittrace.all" "$tmp/perf.all"
+	paired "jittrace --cow - perf" "$tmp/jtcow.all" "$tmp/perf.all"
 }
 
 command -v perf >/dev/null || { echo "bench: perf not installed" >&2; exit 1; }

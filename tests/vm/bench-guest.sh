@@ -6,11 +6,15 @@
 # the mmap and page loops count each run's fastest block of 1,000 calls
 # or pages: the emulator's pace drifts within a run, and with both vCPUs
 # on one host thread, the tracer's own work on the other stops the loop
-# (a page loop whose hooks never fire still showed +3 us a page).
+# (a page loop whose hooks never fire still showed +3 us a page). The
+# fentry tier is also set against the tracepoint tier run by run
+# (paired.sh): two runs of one row an hour apart moved its median by
+# 2,700 ns, more than the tiers differ.
 # usage: bench-guest.sh BUILD RUNS [ROWS], ROWS a quoted list of
 # mmap floor programs touch filetouch bystander (all by default)
 build=$1 runs=${2:-5} rows=${3:-mmap floor programs touch filetouch bystander}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/bench/paired.sh"
 wl=$build/workloads/mmloop
 tmp=$(mktemp -d)
 as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
@@ -65,6 +69,7 @@ bench() {
 	for t in none tracepoint fentry kprobe; do
 		line $t "$tmp/$t" "$tmp/none"
 	done
+	paired "fentry - tracepoint" "$tmp/fentry" "$tmp/tracepoint"
 }
 
 # A bystander: the loop in a process nobody traces while tier $1
@@ -114,6 +119,8 @@ floor() {
 	for m in $modes; do
 		line $m "$tmp/$m" "$tmp/none"
 	done
+	paired "fexit-empty - empty" "$tmp/fexit-empty" "$tmp/empty"
+	paired "fexit-ring - ring" "$tmp/fexit-ring" "$tmp/ring"
 }
 
 # Which programs each tier runs on the mmap loop: each runs once or more
