@@ -90,7 +90,8 @@ static __always_inline int on_do_fault(const struct kargs *k)
 	return emit_cow(vmf, fflags, false);
 }
 
-JT_KENTRY(do_wp_page)
-JT_KENTRY(do_fault)
+/* Both take the fault alone, on every kernel: vm_fault carries the rest. */
+JT_KENTRY_ARGS(do_wp_page, 1, 1)
+JT_KENTRY_ARGS(do_fault, 1, 1)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -5,9 +5,9 @@
  * execve included; perf_event_mmap hands over the VMA at the moment perf
  * is told about it; mprotect_fixup gives each piece an mprotect touches,
  * merged as the kernel merges it. On a maple tree the fentry tier runs
- * one exit per call and no more (JT_XO_TREE_*). Events keep the
- * tracepoint tier's ABI, so the model cannot tell the tiers apart
- * except by what they see.
+ * one exit per call and no more (JT_XO_TREE_*), mmap's on vm_mmap_pgoff
+ * where it can. Events keep the tracepoint tier's ABI, so the model
+ * cannot tell the tiers apart except by what they see.
  */
 #include "map_event.bpf.h"
 #include "ktier.bpf.h"
@@ -265,6 +265,37 @@ static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 	}
 	c->vma_last = c->vma;
 	return kcall_emit(c, ret, false);
+}
+
+/*
+ * vm_mmap_pgoff(file, addr, len, prot, flags, pgoff): mmap(2) and the
+ * kernel's vm_mmap (the ELF loader's), with the caller's own request.
+ * Its exit comes after mmap_lock is released, so the VMAs are looked up
+ * as the tracepoint tier looks them up: on a maple tree the fentry tier
+ * takes this exit in place of mmap_region's, whose walk of the locked
+ * tree was twice the tracepoint program's instructions (a guest whose
+ * clock counts them, tests/vm/bench.sh). shmat maps through do_mmap,
+ * not here: its own exit describes it.
+ */
+static __always_inline int ret_vm_mmap_pgoff(const struct kargs *k, __u64 ret)
+{
+	struct map_call c = {};
+
+	if (!k)
+		return 0;
+	c.id = bpf_get_current_pid_tgid();
+	if (!jt_is_traced(c.id >> 32))
+		return 0;
+	c.args[0] = k->a[1];
+	c.args[1] = k->a[2];
+	c.args[2] = k->a[3];
+	c.args[3] = k->a[4];
+	c.args[4] = (__u64)-1; /* the fd is not known here */
+	c.args[5] = k->a[5] << 12;
+	c.flags = result_vmas(JT_EV_MMAP, c.args, ret, &c.first, &c.last);
+	if (in_execve())
+		c.flags |= JT_MF_EXEC_LOAD;
+	return emit_map_call(&c, JT_EV_MMAP, ret);
 }
 
 /*
@@ -538,14 +569,15 @@ static __always_inline int ret_sys_brk(__u64 ret)
 }
 
 JT_KENTRY(mmap_region)
-JT_KEXIT_ARGS(mmap_region)
+JT_KEXIT_ARGS(mmap_region, 0, 5)
+JT_KEXIT_ARGS(vm_mmap_pgoff, 6, 6)
 JT_KENTRY(perf_event_mmap)
 JT_KENTRY(do_mprotect_pkey)
-JT_KEXIT_ARGS(do_mprotect_pkey)
+JT_KEXIT_ARGS(do_mprotect_pkey, 3, 4)
 JT_KENTRY(mprotect_fixup)
-JT_KEXIT_ARGS(mprotect_fixup)
+JT_KEXIT_ARGS(mprotect_fixup, 0, 6)
 JT_KENTRY(__vm_munmap)
-JT_KEXIT_ARGS(__vm_munmap)
+JT_KEXIT_ARGS(__vm_munmap, 2, 2)
 /* The syscall wrappers, named per architecture: see jt_kfn_target. */
 JT_KENTRY(sys_mremap)
 JT_KEXIT(sys_mremap)

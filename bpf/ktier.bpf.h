@@ -17,25 +17,40 @@ struct kargs {
 	__u64 a[6];
 };
 
-static __always_inline void fentry_args(__u64 *ctx, struct kargs *k)
+/*
+ * A function's first n arguments, the first sure of them loaded from the
+ * context: one instruction each, where bpf_get_func_arg inlines to a
+ * dozen (a guest that counts instructions put fexit's programs 80 to 95
+ * above the tracepoint tier's, doing the same work). The verifier
+ * checks a load against the running kernel's prototype, so sure must
+ * not pass the function's arity on any kernel; the rest leave 0 past it
+ * (a GCC clone may drop an argument). Constant indexes, all of them.
+ */
+static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
+				     int n)
 {
-	/* Constant indexes: past the function's arity they leave 0. */
-	bpf_get_func_arg(ctx, 0, &k->a[0]);
-	bpf_get_func_arg(ctx, 1, &k->a[1]);
-	bpf_get_func_arg(ctx, 2, &k->a[2]);
-	bpf_get_func_arg(ctx, 3, &k->a[3]);
-	bpf_get_func_arg(ctx, 4, &k->a[4]);
-	bpf_get_func_arg(ctx, 5, &k->a[5]);
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 6; i++) {
+		if (i < sure)
+			k->a[i] = ctx[i];
+		else if (i < n)
+			bpf_get_func_arg(ctx, i, &k->a[i]);
+	}
 }
 
-/* Entry handler: on_##fn(const struct kargs *). */
-#define JT_KENTRY(fn)                                                          \
+/*
+ * Entry handler: on_##fn(const struct kargs *), with the first n
+ * arguments (kfn_args), or all six through bpf_get_func_arg (JT_KENTRY).
+ */
+#define JT_KENTRY_ARGS(fn, sure, n)                                            \
 	SEC("fentry/" #fn)                                                     \
 	int jt_fe_##fn(__u64 *ctx)                                             \
 	{                                                                      \
 		struct kargs k = {};                                           \
                                                                                \
-		fentry_args(ctx, &k);                                          \
+		kfn_args(ctx, &k, sure, n);                                    \
 		return on_##fn(&k);                                            \
 	}                                                                      \
 	SEC("kprobe/" #fn)                                                     \
@@ -49,18 +64,21 @@ static __always_inline void fentry_args(__u64 *ctx, struct kargs *k)
 		return on_##fn(&k);                                            \
 	}
 
+#define JT_KENTRY(fn) JT_KENTRY_ARGS(fn, 0, 6)
+
 /*
  * Return handler with the arguments: ret_##fn(const struct kargs *, __u64
- * return value). fexit reads them (bpf_get_func_arg); kretprobe cannot,
+ * return value). fexit reads them (kfn_args); kretprobe cannot,
  * nor can the legacy object: NULL, and the entry program kept them.
  */
 #ifdef JT_LEGACY
-#define JT_FEXIT_ARGS(ctx, k) ((void)(k), (const struct kargs *)0)
+#define JT_FEXIT_ARGS(ctx, k, sure, n) ((void)(k), (const struct kargs *)0)
 #else
-#define JT_FEXIT_ARGS(ctx, k) (fentry_args(ctx, k), (const struct kargs *)k)
+#define JT_FEXIT_ARGS(ctx, k, sure, n)                                         \
+	(kfn_args(ctx, k, sure, n), (const struct kargs *)k)
 #endif
 
-#define JT_KEXIT_ARGS(fn)                                                      \
+#define JT_KEXIT_ARGS(fn, sure, nargs)                                         \
 	SEC("fexit/" #fn)                                                      \
 	int jt_fx_##fn(__u64 *ctx)                                             \
 	{                                                                      \
@@ -68,7 +86,7 @@ static __always_inline void fentry_args(__u64 *ctx, struct kargs *k)
 		__u64 ret = 0;                                                 \
                                                                                \
 		bpf_get_func_ret(ctx, &ret);                                   \
-		return ret_##fn(JT_FEXIT_ARGS(ctx, &k), ret);                  \
+		return ret_##fn(JT_FEXIT_ARGS(ctx, &k, sure, nargs), ret);     \
 	}                                                                      \
 	SEC("kretprobe/" #fn)                                                  \
 	int jt_kr_##fn(struct pt_regs *ctx)                                    \

@@ -146,16 +146,17 @@ def test_maps_at_time_shows_the_past():
 
 
 # Per tier, the programs of the mmap, mprotect and munmap hooks
-# (user/record/probes.c). The fentry tier has exit programs only; it
-# runs one on perf_event_mmap and one on mprotect_fixup only where the
-# VMAs are an rb-tree, since on a maple tree mmap_region's exit walks
-# the tree and do_mprotect_pkey's looks its VMAs up. kretprobes cannot
-# read arguments, so the kprobe tier keeps its entry programs.
+# (user/record/probes.c). The fentry tier has exit programs only. Where
+# the VMAs are a maple tree, vm_mmap_pgoff's and do_mprotect_pkey's
+# exits look their VMAs up; on an rb-tree mmap_region's exit takes the
+# VMA perf_event_mmap's entry saw, and mprotect_fixup gets one too.
+# kretprobes cannot read arguments, so the kprobe tier keeps its entry
+# programs.
 HOOK_PROGRAMS = {
     "tracepoint": {"mmap": ["jt_exit_mmap"],
                    "mprotect": ["jt_exit_mprotect", "jt_exit_pkey_mprotect"],
                    "munmap": ["jt_exit_munmap"]},
-    "fentry": {"mmap": ["jt_fx_mmap_region"],
+    "fentry": {"mmap": ["jt_fx_vm_mmap_pgoff"],
                "mprotect": ["jt_fx_do_mprotect_pkey"],
                "munmap": ["jt_fx___vm_munmap"]},
     "kprobe": {"mmap": ["jt_kp_mmap_region", "jt_kr_mmap_region",
@@ -166,7 +167,7 @@ HOOK_PROGRAMS = {
 }
 HOOK_NAME = re.compile(r"jt_(exit_(mmap|mprotect|pkey_mprotect|munmap)|"
                        r"(fe|fx|kp|kr)_(mmap_region|perf_event_mmap|do_mprotect_pkey|"
-                       r"mprotect_fixup|__vm_munmap))")
+                       r"mprotect_fixup|__vm_munmap|vm_mmap_pgoff))")
 
 
 def vmas_in_maple_tree():
@@ -196,8 +197,8 @@ def test_mapops_hooks_load_only_their_tiers_programs():
             # arm64 6.1 has no protection keys, and no pkey_mprotect.
             names = [n for n in names if n != "jt_exit_pkey_mprotect"]
         if said[hook] == "fentry" and not vmas_in_maple_tree():
-            names = names + {"mmap": ["jt_fe_perf_event_mmap"],
-                             "mprotect": ["jt_fx_mprotect_fixup"]}.get(hook, [])
+            names = {"mmap": ["jt_fx_mmap_region", "jt_fe_perf_event_mmap"],
+                     "mprotect": names + ["jt_fx_mprotect_fixup"]}.get(hook, names)
         if said[hook] == "kprobe" and said["programs"] == "legacy" and \
                 "jt_kp_perf_event_mmap" not in loaded:
             # 5.10 refuses a kprobe on perf_event_mmap: mmap_region's

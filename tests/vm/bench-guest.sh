@@ -2,14 +2,12 @@
 # Runs inside the test VM: per-call overhead of each probe tier on the same
 # loops, runs interleaved so that drift hits all tiers alike; the
 # fastest run and the median, with overheads against those of no tracer.
-# Under TCG every instruction is emulated, so only ratios mean anything;
-# the mmap and page loops count each run's fastest block of 1,000 calls
-# or pages: the emulator's pace drifts within a run, and with both vCPUs
-# on one host thread, the tracer's own work on the other stops the loop
-# (a page loop whose hooks never fire still showed +3 us a page). The
+# bench.sh boots it with one vCPU whose clock counts instructions
+# (vm.sh, JT_VM_ICOUNT), so only ratios mean anything. The mmap and page
+# loops count each run's fastest block of 1,000 calls or pages: on the
+# one vCPU the recorder's own work stops the loop now and then. The
 # fentry tier is also set against the tracepoint tier run by run
-# (paired.sh): two runs of one row an hour apart moved its median by
-# 2,700 ns, more than the tiers differ.
+# (paired.sh).
 # usage: bench-guest.sh BUILD RUNS [ROWS], ROWS a quoted list of
 # mmap floor programs touch filetouch bystander (all by default)
 build=$1 runs=${2:-5} rows=${3:-mmap floor programs touch filetouch bystander}
@@ -77,10 +75,16 @@ bench() {
 bystander_run() {
 	rec=
 	if [ "$1" != none ]; then
+		: >"$tmp/by.err"
 		"$build/jittrace" record --tier "$1" -p $other \
-			-o "$tmp/by.data" 2>/dev/null &
+			-o "$tmp/by.data" 2>"$tmp/by.err" &
 		rec=$!
-		sleep 2
+		# Its start-up done: on the one vCPU it would share the loop's.
+		i=0
+		while [ $i -lt 600 ] && ! grep -q "recording pid" "$tmp/by.err"; do
+			sleep 0.1
+			i=$((i + 1))
+		done
 	fi
 	$as_user $wl "$kind" "$n" | ns_per_op
 	[ -n "$rec" ] && kill -INT $rec && wait $rec

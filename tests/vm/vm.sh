@@ -186,8 +186,16 @@ qemu() {
 		set -- qemu-system-x86_64 -M q35 -cpu $cpu -accel "$accel" -append \
 			"console=ttyS0 quiet panic=-1 jt.results=$res jt.project=$root" ;;
 	esac
+	# JT_VM_ICOUNT=1 (the bench): one vCPU whose clock counts the
+	# instructions it executes, one a nanosecond. Timed by the host's
+	# clock, a row's median moved 2,700 ns between runs an hour apart;
+	# counted, its runs agree to a few tenths of a percent. QEMU 7.2
+	# hangs bringing up a second vCPU with icount.
+	smp="-smp 2"
+	[ -n "$JT_VM_ICOUNT" ] && [ "$accel" != kvm ] &&
+		smp="-smp 1 -icount shift=0"
 	timeout "$secs" "$@" \
-		-m 1024 -smp 2 -nographic -no-reboot -nodefaults \
+		-m 1024 $smp -nographic -no-reboot -nodefaults \
 		-serial stdio -kernel "$dir/vmlinux" -initrd "$dir/initrd.gz" \
 		-fsdev local,id=hr,path="$fs",security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hr,mount_tag=hostroot \

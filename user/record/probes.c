@@ -744,6 +744,23 @@ static bool xo_entry_skips(const struct jt_probes *p, int h, const char *fn)
 	       !jt_probes_use_fn(p, h, fn);
 }
 
+/*
+ * On a maple tree the fentry tier's mmap event is vm_mmap_pgoff's exit,
+ * looked up once mmap_lock is free, where that function can be probed:
+ * else mmap_region's, walking the tree its task holds locked.
+ */
+static void select_mmap_exit(struct jt_probes *p)
+{
+	struct bpf_object *obj = p->skel->obj;
+	bool pgoff = (p->skel->rodata->exit_only & JT_XO_TREE_MMAP) &&
+		     !jt_probe_kernel_fn("vm_mmap_pgoff");
+
+	set_autoload(obj, "jt_fx_%s", "vm_mmap_pgoff", pgoff);
+	set_autoload(obj, "jt_kr_%s", "vm_mmap_pgoff", false);
+	if (pgoff)
+		set_autoload(obj, "jt_fx_%s", "mmap_region", false);
+}
+
 /* Load each hook's programs of its chosen tier and no others. */
 static void select_programs(struct jt_probes *p)
 {
@@ -799,6 +816,7 @@ static void select_programs(struct jt_probes *p)
 				     t == JT_TIER_KPROBE);
 		}
 	}
+	select_mmap_exit(p);
 	select_syscall_exits(p);
 	/* exec_snap.bpf.c's jt_exec_snap takes over where it can load. */
 	if (jt_kernel_has_vma_iter())
