@@ -231,9 +231,9 @@ int main(int argc, char **argv)
 		munmap(p, n * 4096);
 	} else if (argc > 1 && !strcmp(argv[1], "getppid")) {
 		/*
-		 * The fastest block as well: on the VM bench's one vCPU the
-		 * untraced runs, each after a tracer's teardown, came out
-		 * slower than the fentry tier's (496 ns against 452).
+		 * The fastest block as well, as the other loops report: on
+		 * the VM bench's one vCPU a recorder's start-up and teardown
+		 * share the CPU with the loop.
 		 */
 		double b0 = t0;
 
