@@ -275,23 +275,26 @@ static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
  * takes this exit in place of mmap_region's, whose walk of the locked
  * tree was twice the tracepoint program's instructions (a guest whose
  * clock counts them, tests/vm/bench.sh). shmat maps through do_mmap,
- * not here: its own exit describes it.
+ * not here: its own exit describes it. A typed fexit and no kprobe
+ * twin: its six arguments are the same on every kernel, and the tier
+ * takes this exit only where fexit loads (select_mmap_exit).
  */
-static __always_inline int ret_vm_mmap_pgoff(const struct kargs *k, __u64 ret)
+SEC("fexit/vm_mmap_pgoff")
+int BPF_PROG(jt_fx_vm_mmap_pgoff, struct file *file, unsigned long addr,
+	     unsigned long len, unsigned long prot, unsigned long flag,
+	     unsigned long pgoff, unsigned long ret)
 {
 	struct map_call c = {};
 
-	if (!k)
-		return 0;
 	c.id = bpf_get_current_pid_tgid();
 	if (!jt_is_traced(c.id >> 32))
 		return 0;
-	c.args[0] = k->a[1];
-	c.args[1] = k->a[2];
-	c.args[2] = k->a[3];
-	c.args[3] = k->a[4];
+	c.args[0] = addr;
+	c.args[1] = len;
+	c.args[2] = prot;
+	c.args[3] = flag;
 	c.args[4] = (__u64)-1; /* the fd is not known here */
-	c.args[5] = k->a[5] << 12;
+	c.args[5] = pgoff << 12;
 	c.flags = result_vmas(JT_EV_MMAP, c.args, ret, &c.first, &c.last);
 	if (in_execve())
 		c.flags |= JT_MF_EXEC_LOAD;
@@ -570,7 +573,6 @@ static __always_inline int ret_sys_brk(__u64 ret)
 
 JT_KENTRY(mmap_region)
 JT_KEXIT_ARGS(mmap_region, 0, 5)
-JT_KEXIT_ARGS(vm_mmap_pgoff, 6, 6)
 JT_KENTRY(perf_event_mmap)
 JT_KENTRY(do_mprotect_pkey)
 JT_KEXIT_ARGS(do_mprotect_pkey, 3, 4)

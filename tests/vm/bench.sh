@@ -4,7 +4,9 @@
 # that counts instructions (vm.sh, JT_VM_ICOUNT): a nanosecond is one
 # instruction executed, whatever the host's pace. Timed by the host's
 # clock, eleven runs still left a row's median 2,700 ns apart an hour
-# later; counted, five runs agree to a few tenths of a percent.
+# later; counted, a row's runs mostly agree to a few tenths of a percent,
+# with an outlier now and then (one run 3.6% or 18% below its median):
+# rows are read by their medians and paired differences.
 # usage: bench.sh BUILD_DIR
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)

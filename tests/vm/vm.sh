@@ -189,7 +189,7 @@ qemu() {
 	# JT_VM_ICOUNT=1 (the bench): one vCPU whose clock counts the
 	# instructions it executes, one a nanosecond. Timed by the host's
 	# clock, a row's median moved 2,700 ns between runs an hour apart;
-	# counted, its runs agree to a few tenths of a percent. QEMU 7.2
+	# counted, its runs mostly agree to a few tenths of a percent. QEMU 7.2
 	# hangs bringing up a second vCPU with icount.
 	smp="-smp 2"
 	[ -n "$JT_VM_ICOUNT" ] && [ "$accel" != kvm ] &&

@@ -756,7 +756,6 @@ static void select_mmap_exit(struct jt_probes *p)
 		     !jt_probe_kernel_fn("vm_mmap_pgoff");
 
 	set_autoload(obj, "jt_fx_%s", "vm_mmap_pgoff", pgoff);
-	set_autoload(obj, "jt_kr_%s", "vm_mmap_pgoff", false);
 	if (pgoff)
 		set_autoload(obj, "jt_fx_%s", "mmap_region", false);
 }
