@@ -79,9 +79,11 @@ def test_container_node_perf_basic_prof():
     need("node")
     need("unshare")
     tmp = box_dir("ct-perfmap")
-    _, data = record(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"))
+    p, data = record(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"), ["-v"])
     pid, nspid = node_pid(data)
     assert nspid == 1
+    # Its /tmp is on a local disk: the file opened there, with no worker.
+    assert "file opens: 1 in a /tmp on a local disk" in p.stderr, p.stderr
     named, total = check_perfmap(data, pid, perfmap_truth(f"{tmp}/perf-1.map"))
     rep = run([JT, "report", "-i", data]).stdout
     assert f"# /proc/{pid}/root/tmp/perf-1.map (pid {pid}, found while recording)" in rep, rep

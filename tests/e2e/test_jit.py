@@ -273,18 +273,28 @@ def _plant(pid, how):
 
 
 def test_planted_perfmap_is_refused():
-    for how in ("other-user", "symlink"):
+    """Refused whichever way it opened: another user's file opens in /tmp
+    on the recorder's own thread (a local disk's, where no open hangs) and
+    its owner refuses it; a symlink does not open there, and the opener's
+    worker refuses it as before."""
+    for how, direct in (("other-user", 1), ("symlink", 0)):
         data = os.path.join(TMP, f"planted-{how}.data")
-        rec = subprocess.Popen([JT, "record", "-o", data, "--user", USER, "--",
+        # -v's libbpf lines fill a pipe before jitgen's first line comes.
+        log = open(os.path.join(TMP, f"planted-{how}.err"), "w+")
+        rec = subprocess.Popen([JT, "record", "-v", "-o", data, "--user", USER, "--",
                                 os.path.join(WL, "jitgen"), "late", "2", "1.5"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=log, text=True)
         pid = int(rec.stdout.readline().split()[1])
         path = _plant(pid, how)
         try:
-            out, err = rec.communicate(timeout=30)
+            rec.communicate(timeout=30)
         finally:
             os.unlink(path)
+        log.seek(0)
+        err = log.read()
+        log.close()
         assert f"not reading {path} of pid {pid}" in err, err
+        assert f"file opens: {direct} in a /tmp on a local disk" in err, err
         rep = run([JT, "report", "-i", data]).stdout
         assert f"# {path} (pid {pid}, found while recording): refused" in rep, rep
         assert "planted_by_another_user" not in rep

@@ -128,6 +128,38 @@ int jt_proc_open_in_root(pid_t pid, const char *path)
 	return pfd < 0 ? pfd : reopen(pfd);
 }
 
+int jt_proc_dir_in_root(pid_t pid, const char *path)
+{
+	char root[32] = "/";
+	struct stat st;
+	int rfd, dfd;
+
+	if (pid)
+		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -errno;
+	dfd = open_under(rfd, path);
+	close(rfd);
+	if (dfd >= 0 && (fstat(dfd, &st) || !S_ISDIR(st.st_mode))) {
+		close(dfd);
+		dfd = -ENOTDIR;
+	}
+	return dfd;
+}
+
+int jt_proc_open_beneath(int dir, const char *name)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, dir, name, &how, sizeof(how));
+
+	return fd < 0 ? -errno : reopen(fd);
+}
+
 int jt_proc_file_owned(int fd, uid_t euid)
 {
 	struct stat st;

@@ -26,6 +26,20 @@ int jt_proc_open_mapped(pid_t pid, uint64_t start, uint64_t end);
 int jt_proc_open_in_root(pid_t pid, const char *path);
 
 /*
+ * The directory path as process pid sees it, as an O_PATH descriptor:
+ * nothing is opened, and a symlink as the last component is refused.
+ */
+int jt_proc_dir_in_root(pid_t pid, const char *path);
+
+/*
+ * name in the directory dir (an O_PATH descriptor): never through a
+ * symlink, never out of dir, never onto another mount, so the file is on
+ * dir's filesystem. Where that filesystem cannot hang (a local disk), the
+ * open cannot either, and needs no worker thread.
+ */
+int jt_proc_open_beneath(int dir, const char *name);
+
+/*
  * Like perf's check of a JIT file, stricter: owned by euid, the
  * process's effective uid as this namespace sees it (so a container's
  * user is mapped through its user namespace). A root-owned file is

@@ -55,6 +55,7 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 	if (!j->buf)
 		return -ENOMEM;
 	j->self_mntns = tmp_of("self");
+	j->tmp_dir = JT_TMP_UNASKED;
 	j->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	j->tmp_wd = j->inotify_fd < 0 ?
 			    -1 :
@@ -127,6 +128,7 @@ static void watch_tmp(struct jt_jitfiles *j, const struct jt_jitproc *p)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root" PERFMAP_DIR, p->pid);
 	w->mntns = p->mntns;
+	w->dir = JT_TMP_UNASKED;
 	w->wd = inotify_add_watch(j->inotify_fd, path, WATCH_MASK);
 }
 
@@ -444,6 +446,47 @@ static void perfmap_path(const struct jt_jitproc *p, pid_t pid, char *path,
 		snprintf(path, len, PERFMAP_DIR "/perf-%u.map", nspid);
 }
 
+/*
+ * The slot of the /tmp that root (0: ours) sees: asked of the worker the
+ * first time, while a process that sees it is there to be asked of.
+ */
+static int *tmp_dir_slot(struct jt_jitfiles *j, const struct jt_jitproc *p,
+			 pid_t root)
+{
+	struct jt_tmpwatch *w;
+
+	if (!root)
+		return &j->tmp_dir;
+	w = p && p->mntns ? jt_hash_find(&j->tmps, jt_hash_u64(p->mntns),
+					 tmp_eq, &p->mntns) :
+			    NULL;
+	return w ? &w->dir : NULL;
+}
+
+/* A descriptor of that /tmp on a local disk, or -1: the worker opens. */
+static int tmp_dir(struct jt_jitfiles *j, const struct jt_jitproc *p,
+		   const struct jt_open_req *file)
+{
+	int *dir = tmp_dir_slot(j, p, file->root_pid);
+	struct jt_open_req r;
+	int fd;
+
+	if (!dir)
+		return -1;
+	if (*dir == JT_TMP_UNASKED) {
+		r = (struct jt_open_req){ .pid = file->pid,
+					  .uid = file->uid,
+					  .root_pid = file->root_pid,
+					  .want_dir = true,
+					  .path = PERFMAP_DIR };
+		fd = jt_opener_open(j->opener, &r).fd;
+		/* A process gone meanwhile: the next one asks again. */
+		if (fd >= 0 || fd == -EXDEV || fd == -ETIMEDOUT)
+			*dir = fd >= 0 ? fd : JT_TMP_WORKER;
+	}
+	return *dir >= 0 ? *dir : -1;
+}
+
 static void open_perfmap_now(struct jt_jitfiles *j, struct jt_jitproc *p,
 			     pid_t pid, int found)
 {
@@ -457,6 +500,8 @@ static void open_perfmap_now(struct jt_jitfiles *j, struct jt_jitproc *p,
 				  .uid = jt_jitfiles_owner(j, pid),
 				  .root_pid = root_of(j, pid) };
 	snprintf(r.path, sizeof(r.path), PERFMAP_DIR "/perf-%u.map", nspid);
+	r.dir = tmp_dir(j, p, &r);
+	r.in_dir = r.dir >= 0;
 	fd = jt_opener_open(j->opener, &r).fd;
 	if (fd == -ENOENT)
 		return;
@@ -923,6 +968,17 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 	}
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
+	if (j->tmp_dir >= 0)
+		close(j->tmp_dir);
+	jt_hash_for_each (&j->tmps, i) {
+		struct jt_tmpwatch *w = j->tmps.e[i].val;
+
+		if (w->dir >= 0)
+			close(w->dir);
+		free(w);
+	}
+	jt_hash_free(&j->tmps);
+	jt_hash_free(&j->by_ns);
 	free(j->f);
 	jt_hash_for_each (&j->procs, i) {
 		proc_cut(j, j->procs.e[i].val);

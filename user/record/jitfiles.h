@@ -53,10 +53,19 @@ struct jt_jit_budget {
 	uint64_t process_writes; /* perf-map write events per process */
 };
 
+/*
+ * A /tmp perf-maps are opened in without the opener's worker, once it
+ * found the directory on a local disk (jt_open_req.want_dir): its
+ * descriptor, or one of these.
+ */
+#define JT_TMP_UNASKED (-1)
+#define JT_TMP_WORKER (-2) /* not a local disk's: every open by the worker */
+
 /* A /tmp other than ours (a container's), watched by inotify. */
 struct jt_tmpwatch {
 	uint64_t mntns; /* which /tmp: as jt_jitproc.mntns */
 	int wd;
+	int dir; /* JT_TMP_* or a descriptor */
 };
 
 /*
@@ -72,7 +81,8 @@ struct jt_jitfiles {
 	struct jt_hash by_ns; /* (its /tmp, ns pid) -> struct jt_jitproc */
 	struct jt_hash tmps;  /* a /tmp -> struct jt_tmpwatch */
 	uint64_t self_mntns;
-	int tmp_wd; /* our own /tmp */
+	int tmp_wd;  /* our own /tmp */
+	int tmp_dir; /* our own /tmp: JT_TMP_* or a descriptor */
 	uint32_t next_id;
 	struct jt_jit_budget budget;
 	struct jt_opener *opener; /* the recorder's: opens off the loop */

@@ -89,12 +89,31 @@ static void reading(struct jt_opener_worker *w, int fd)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/*
+ * A directory whose files can be opened with no worker: on a local disk,
+ * which no user can make hang (open_beneath keeps to its filesystem).
+ * Asked of the worker: the walk to it, and statfs on FUSE, can hang.
+ */
+static struct jt_open_res local_dir(const struct jt_open_req *r)
+{
+	struct jt_open_res res = { .fd = jt_proc_dir_in_root(r->root_pid,
+							     r->path) };
+
+	if (res.fd >= 0 && !local_disk(res.fd)) {
+		close(res.fd);
+		res.fd = -EXDEV;
+	}
+	return res;
+}
+
 static struct jt_open_res do_open(struct jt_opener_worker *w,
 				  const struct jt_open_req *r)
 {
 	struct jt_open_res res = { .fd = -ENOENT };
 
 	stall_for_test(r, w->stall, w->stall ? strlen(w->stall) : 0, 3600);
+	if (r->want_dir)
+		return local_dir(r);
 	if (r->end)
 		res.fd = jt_proc_open_mapped(r->pid, r->start, r->end);
 	if (res.fd < 0 && r->path[0])
@@ -238,6 +257,24 @@ static void abandon(struct jt_opener *o, uid_t uid)
 		o->cut[o->ncut++] = uid;
 }
 
+/*
+ * Where the caller's thread can open the file: the two thread switches
+ * of a worker's open were a quarter of the agent's CPU under process
+ * churn, a perf-map per process (2.14% of a core, 1.57% without).
+ */
+static int beneath(const struct jt_open_req *r)
+{
+	const char *name = strrchr(r->path, '/');
+	int fd = jt_proc_open_beneath(r->dir, name ? name + 1 : r->path);
+
+	if (fd >= 0 && (r->dev || r->ino) &&
+	    jt_proc_file_is(fd, r->dev, r->ino)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	return fd;
+}
+
 struct jt_open_res jt_opener_open(struct jt_opener *o,
 				  const struct jt_open_req *r)
 {
@@ -248,6 +285,11 @@ struct jt_open_res jt_opener_open(struct jt_opener *o,
 		o->refused++;
 		return res;
 	}
+	if (r->in_dir && (res.fd = beneath(r)) >= 0) {
+		o->direct++;
+		return res;
+	}
+	res.fd = -ETIMEDOUT;
 	if (!o->w && !(o->w = worker_new())) {
 		res.fd = -EAGAIN;
 		return res;
@@ -264,6 +306,7 @@ struct jt_open_res jt_opener_open(struct jt_opener *o,
 	}
 	res = w->res;
 	pthread_mutex_unlock(&w->lock);
+	o->worked++;
 	return res;
 }
 

@@ -33,6 +33,17 @@ struct jt_open_req {
 	uint64_t ino;
 	bool build_id; /* read the file's build-id, then close it */
 	bool cfi;      /* and its CFI sections */
+	/*
+	 * want_dir: path is a directory; answer it as an O_PATH descriptor
+	 * if it is on a local disk (open_beneath's dir), else -EXDEV.
+	 */
+	bool want_dir;
+	/*
+	 * path's last component is in dir (a want_dir answer): opened there
+	 * on the caller's thread, and by the worker only if that fails.
+	 */
+	bool in_dir;
+	int dir;
 	char path[JT_PATH_MAX + 1];
 };
 
@@ -52,11 +63,14 @@ struct jt_opener {
 	unsigned int stuck;
 	uint64_t timed_out; /* opens that did not finish in time */
 	uint64_t refused;   /* opens not tried: their user's hung before */
+	uint64_t direct;    /* opens in a local disk's directory, no worker */
+	uint64_t worked;    /* opens the worker answered */
 };
 
 /*
  * Map_files when r->end is set, else the path in its root (and only if it
  * is still r->dev/r->ino); then a build-id, if asked. Always answers.
+ * r->in_dir: the path's name in r->dir first, with no worker.
  */
 struct jt_open_res jt_opener_open(struct jt_opener *o,
 				  const struct jt_open_req *r);

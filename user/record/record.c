@@ -873,8 +873,11 @@ static void finish(struct recorder *r, int exit_status)
 	if (r->o.verbose)
 		fprintf(stderr,
 			"jittrace: the BPF ring woke the recorder %llu "
-			"times\n",
-			(unsigned long long)r->ring_wakes);
+			"times; file opens: %llu in a /tmp on a local disk, "
+			"%llu by the opener's worker\n",
+			(unsigned long long)r->ring_wakes,
+			(unsigned long long)r->opener.direct,
+			(unsigned long long)r->opener.worked);
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
 		"%zu JIT files, %.1f MB)\n",
