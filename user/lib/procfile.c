@@ -113,7 +113,8 @@ static int open_under(int root, const char *path)
 	return -errno;
 }
 
-int jt_proc_open_in_root(pid_t pid, const char *path)
+/* path in pid's root (0: ours), as an O_PATH descriptor, or -errno. */
+static int path_in_root(pid_t pid, const char *path)
 {
 	char root[32] = "/";
 	int rfd, pfd;
@@ -125,22 +126,21 @@ int jt_proc_open_in_root(pid_t pid, const char *path)
 		return -errno;
 	pfd = open_under(rfd, path);
 	close(rfd);
+	return pfd;
+}
+
+int jt_proc_open_in_root(pid_t pid, const char *path)
+{
+	int pfd = path_in_root(pid, path);
+
 	return pfd < 0 ? pfd : reopen(pfd);
 }
 
 int jt_proc_dir_in_root(pid_t pid, const char *path)
 {
-	char root[32] = "/";
+	int dfd = path_in_root(pid, path);
 	struct stat st;
-	int rfd, dfd;
 
-	if (pid)
-		snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return -errno;
-	dfd = open_under(rfd, path);
-	close(rfd);
 	if (dfd >= 0 && (fstat(dfd, &st) || !S_ISDIR(st.st_mode))) {
 		close(dfd);
 		dfd = -ENOTDIR;
