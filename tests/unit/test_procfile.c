@@ -95,6 +95,34 @@ static void test_no_symlink_no_fifo_no_way_out(void **state)
 	close(d);
 }
 
+/*
+ * A stat beneath the directory tells a renamed perf-map from the one
+ * open (perfmap_replaced) under the same rules as the open, FIFO or not.
+ */
+static void test_a_stat_beneath_keeps_to_the_directory(void **state)
+{
+	int d = open_dir(), fd = jt_proc_open_beneath(d, "perf-1.map");
+	struct stat st, open_st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &open_st), 0);
+	assert_int_equal(jt_proc_stat_beneath(d, "perf-1.map", &st), 0);
+	assert_int_equal(st.st_ino, open_st.st_ino);
+	assert_int_equal(jt_proc_stat_owned(&st, getuid()), 0);
+	assert_int_equal(jt_proc_stat_owned(&st, getuid() + 1), -EPERM);
+	assert_int_equal(jt_proc_stat_beneath(d, "fifo.map", &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(jt_proc_stat_owned(&st, getuid()), -EINVAL);
+	/* The link itself, never its target: not a file to read. */
+	assert_int_equal(jt_proc_stat_beneath(d, "link.map", &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(jt_proc_stat_owned(&st, getuid()), -EINVAL);
+	assert_int_equal(jt_proc_stat_beneath(d, "../secret", &st), -EXDEV);
+	assert_int_equal(jt_proc_stat_beneath(d, "none.map", &st), -ENOENT);
+	close(fd);
+	close(d);
+}
+
 static void test_a_directory_must_be_one(void **state)
 {
 	char p[128];
@@ -113,6 +141,7 @@ static void test_a_directory_must_be_one(void **state)
 static void test_a_mount_over_the_name_is_not_crossed(void **state)
 {
 	char over[128], src[128];
+	struct stat st;
 	int d, fd;
 
 	if (unshare(CLONE_NEWNS) ||
@@ -127,6 +156,7 @@ static void test_a_mount_over_the_name_is_not_crossed(void **state)
 	assert_int_equal(mount(src, over, NULL, MS_BIND, NULL), 0);
 	d = open_dir();
 	assert_int_equal(jt_proc_open_beneath(d, "mounted.map"), -EXDEV);
+	assert_int_equal(jt_proc_stat_beneath(d, "mounted.map", &st), -EXDEV);
 	/* The same path through the root, as the worker walks it, opens. */
 	fd = jt_proc_open_in_root(0, over);
 	assert_true(fd >= 0);
@@ -140,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_regular_file_opens_for_reading),
 		cmocka_unit_test(test_no_symlink_no_fifo_no_way_out),
+		cmocka_unit_test(test_a_stat_beneath_keeps_to_the_directory),
 		cmocka_unit_test(test_a_directory_must_be_one),
 		cmocka_unit_test(test_a_mount_over_the_name_is_not_crossed),
 	};

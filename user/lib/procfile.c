@@ -148,7 +148,8 @@ int jt_proc_dir_in_root(pid_t pid, const char *path)
 	return dfd;
 }
 
-int jt_proc_open_beneath(int dir, const char *name)
+/* name in dir, kept to dir's filesystem: an O_PATH descriptor or -errno. */
+static int path_beneath(int dir, const char *name)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -157,18 +158,39 @@ int jt_proc_open_beneath(int dir, const char *name)
 	};
 	long fd = syscall(SYS_openat2, dir, name, &how, sizeof(how));
 
-	return fd < 0 ? -errno : reopen(fd);
+	return fd < 0 ? -errno : fd;
+}
+
+int jt_proc_open_beneath(int dir, const char *name)
+{
+	int pfd = path_beneath(dir, name);
+
+	return pfd < 0 ? pfd : reopen(pfd);
+}
+
+int jt_proc_stat_beneath(int dir, const char *name, struct stat *st)
+{
+	int pfd = path_beneath(dir, name), err;
+
+	if (pfd < 0)
+		return pfd;
+	err = fstat(pfd, st) ? -errno : 0;
+	close(pfd);
+	return err;
+}
+
+int jt_proc_stat_owned(const struct stat *st, uid_t euid)
+{
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	return st->st_uid == euid ? 0 : -EPERM;
 }
 
 int jt_proc_file_owned(int fd, uid_t euid)
 {
 	struct stat st;
 
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return st.st_uid == euid ? 0 : -EPERM;
+	return fstat(fd, &st) ? -errno : jt_proc_stat_owned(&st, euid);
 }
 
 int jt_proc_file_is(int fd, uint64_t kdev, uint64_t ino)

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct stat;
+
 /*
  * Opening a file that another user's process names: the one place that
  * decides how. Nothing is opened for reading until it is known to be a
@@ -38,6 +40,8 @@ int jt_proc_dir_in_root(pid_t pid, const char *path);
  * open cannot either, and needs no worker thread.
  */
 int jt_proc_open_beneath(int dir, const char *name);
+/* The same name's stat, with nothing opened (a symlink's own). */
+int jt_proc_stat_beneath(int dir, const char *name, struct stat *st);
 
 /*
  * Like perf's check of a JIT file, stricter: owned by euid, the
@@ -46,6 +50,8 @@ int jt_proc_open_beneath(int dir, const char *name);
  * accepted for a root process only. -EPERM otherwise.
  */
 int jt_proc_file_owned(int fd, uid_t euid);
+/* The same of a stat the caller has (one it took where it could hang). */
+int jt_proc_stat_owned(const struct stat *st, uid_t euid);
 
 /*
  * The file is the one an event named: the kernel's s_dev (major << 20 |

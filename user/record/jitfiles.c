@@ -30,16 +30,15 @@
 
 /*
  * The /tmp a process sees, as one number: its directory's device and
- * inode. Not the mount namespace: a container mounts its own /tmp after
- * it has one, before it runs the runtime. 0 when it cannot be read.
+ * inode (tmp_ask, for another's). Not the mount namespace: a container
+ * mounts its own /tmp after it has one, before it runs the runtime. 0
+ * when it cannot be read.
  */
-static uint64_t tmp_of(const char *pid)
+static uint64_t our_tmp(void)
 {
-	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%s/root" PERFMAP_DIR, pid);
-	if (stat(path, &st))
+	if (stat(PERFMAP_DIR, &st))
 		return 0;
 	return jt_hash_u64(st.st_dev) ^ st.st_ino;
 }
@@ -54,7 +53,7 @@ int jt_jitfiles_init(struct jt_jitfiles *j, struct jt_writer *w, bool all,
 	j->buf = malloc(CHUNK);
 	if (!j->buf)
 		return -ENOMEM;
-	j->self_mntns = tmp_of("self");
+	j->self_mntns = our_tmp();
 	j->tmp_dir = JT_TMP_UNASKED;
 	j->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	j->tmp_wd = j->inotify_fd < 0 ?
@@ -109,30 +108,6 @@ static bool tmp_eq(const void *val, const void *key)
 }
 
 /*
- * A container's /tmp is its own: watch it through the process's root,
- * once per mount namespace, so its perf-map is read while the process
- * (and the path) still exist.
- */
-static void watch_tmp(struct jt_jitfiles *j, const struct jt_jitproc *p)
-{
-	struct jt_tmpwatch *w;
-	char path[64];
-
-	if (j->inotify_fd < 0 ||
-	    jt_hash_find(&j->tmps, jt_hash_u64(p->mntns), tmp_eq, &p->mntns))
-		return;
-	w = calloc(1, sizeof(*w));
-	if (!w || jt_hash_add(&j->tmps, jt_hash_u64(p->mntns), w)) {
-		free(w);
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/root" PERFMAP_DIR, p->pid);
-	w->mntns = p->mntns;
-	w->dir = JT_TMP_UNASKED;
-	w->wd = inotify_add_watch(j->inotify_fd, path, WATCH_MASK);
-}
-
-/*
  * perf-N.map in a /tmp that processes of several PID namespaces share
  * names N of which namespace? A host process's, for the name alone: one
  * in another namespace gets its perf-map on its own write events only, so
@@ -157,23 +132,83 @@ struct who {
 	bool our_root; /* an exec's JT_EXEC_OUR_ROOT: our /tmp */
 };
 
+/* A directory the worker answered: kept if on a local disk, else closed. */
+static int keep_dir(const struct jt_open_res *res)
+{
+	if (res->fd >= 0 && res->local)
+		return res->fd;
+	if (res->fd >= 0)
+		close(res->fd);
+	return JT_TMP_WORKER;
+}
+
+/*
+ * A /tmp met for the first time: kept with its watch, and whether it is
+ * on a local disk (its descriptor is asked at its first perf-map: held,
+ * it would keep a gone container's /tmp mounted). A container's /tmp is
+ * its own: watched through the process's root, so its perf-map is read
+ * while the process (and the path) still exist.
+ */
+static void tmp_keep(struct jt_jitfiles *j, uint64_t key,
+		     const struct jt_open_res *res)
+{
+	struct jt_tmpwatch *w = NULL;
+
+	if (key == j->self_mntns ||
+	    jt_hash_find(&j->tmps, jt_hash_u64(key), tmp_eq, &key) ||
+	    !(w = calloc(1, sizeof(*w))) ||
+	    jt_hash_add(&j->tmps, jt_hash_u64(key), w)) {
+		free(w);
+		close(res->fd);
+		return;
+	}
+	w->mntns = key;
+	w->wd = res->wd >= 0 ? res->wd : -1;
+	w->dir = res->local ? JT_TMP_UNASKED : JT_TMP_WORKER;
+	close(res->fd);
+}
+
+/*
+ * The /tmp of a process we cannot place by its parent or its exec, asked
+ * of the worker with what a new /tmp needs (its watch, its directory) in
+ * the same answer: the walk into a container's root and the stat at its
+ * end can reach a filesystem that never answers, and froze the loop so.
+ */
+static uint64_t tmp_ask(struct jt_jitfiles *j, pid_t pid, uid_t uid)
+{
+	struct jt_open_req r = { .pid = pid,
+				 .uid = uid,
+				 .root_pid = pid,
+				 .want_dir = true,
+				 .watch = j->inotify_fd >= 0,
+				 .inotify_fd = j->inotify_fd,
+				 .watch_mask = WATCH_MASK,
+				 .path = PERFMAP_DIR };
+	struct jt_open_res res = jt_opener_open(j->opener, &r);
+	uint64_t key;
+
+	if (res.fd < 0)
+		return 0;
+	key = jt_hash_u64(res.st.st_dev) ^ res.st.st_ino;
+	tmp_keep(j, key, &res);
+	return key;
+}
+
 /*
  * The parent's /tmp, which a child has until it execs, or ours, which
- * BPF saw the exec keep: no stat. A stat per exec was a twentieth of the
- * agent's time under process churn.
+ * BPF saw the exec keep: no worker. A stat per exec was a twentieth of
+ * the agent's time under process churn.
  */
-static uint64_t tmp_of_new(struct jt_jitfiles *j, pid_t pid,
+static uint64_t tmp_of_new(struct jt_jitfiles *j, const struct jt_jitproc *p,
 			   const struct who *w)
 {
 	const struct jt_jitproc *q = w->parent ? proc(j, w->parent) : NULL;
-	char num[16];
 
 	if (w->our_root && j->self_mntns)
 		return j->self_mntns;
 	if (q && q->mntns)
 		return q->mntns;
-	snprintf(num, sizeof(num), "%d", pid);
-	return tmp_of(num);
+	return tmp_ask(j, p->pid, p->euid_known ? p->euid : (uid_t)-1);
 }
 
 static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
@@ -199,11 +234,9 @@ static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
 	} else {
 		p->euid_known = !jt_proc_status(pid, &p->euid, &ns_pid);
 	}
-	p->mntns = tmp_of_new(j, pid, w);
+	p->mntns = tmp_of_new(j, p, w);
 	p->nspid = ns_pid ?: w->nspid ?: (uint32_t)pid;
 	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
-	if (p->own_tmp)
-		watch_tmp(j, p);
 	if (p->mntns && by_name_ok(p) &&
 	    !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
 		return;
@@ -259,7 +292,8 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
 /*
  * A regular file owned by the user the process runs as (root's for a root
  * process only), the only one whose file we believe; checked on the open
- * descriptor, so nothing can be swapped in.
+ * descriptor's stat, so nothing can be swapped in (taken where the open
+ * was: on the worker, for a file whose stat could hang).
  *
  * The euid is the one now, not when tracked: a setuid(2) changes it with
  * no event. Reading /proc/PID/status formats a page; a stat of /proc/PID
@@ -269,13 +303,13 @@ static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
  * read for any of its processes. Anything else, refusals included, asks
  * status.
  */
-static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
+static int vet(struct jt_jitfiles *j, pid_t pid, const struct stat *st)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t nspid;
 	uid_t euid;
 
-	if (p && p->euid_known && !jt_proc_file_owned(fd, p->euid) &&
+	if (p && p->euid_known && !jt_proc_stat_owned(st, p->euid) &&
 	    jt_proc_still_euid(pid, p->euid))
 		return 0;
 	if (jt_proc_status(pid, &euid, &nspid)) {
@@ -283,7 +317,7 @@ static int vet(struct jt_jitfiles *j, pid_t pid, int fd)
 			return -ESRCH;
 		euid = p->euid;
 	}
-	return jt_proc_file_owned(fd, euid);
+	return jt_proc_stat_owned(st, euid);
 }
 
 static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
@@ -307,16 +341,13 @@ static void note(struct jt_jitfiles *j, pid_t pid, uint32_t id, int kind,
  * written a byte at a time would otherwise refuse itself per write). Its
  * inode lets the report count the writes that went to it.
  */
-static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
-		int err, const char *path)
+static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found,
+		const struct jt_open_res *res, const char *path)
 {
-	struct stat st;
-	uint64_t ino = fd >= 0 && !fstat(fd, &st) ? st.st_ino : 0;
+	int fd = res->fd >= 0 ? res->fd : -1;
+	int err = fd < 0 ? res->fd : vet(j, pid, &res->st);
+	uint64_t ino = fd >= 0 ? res->st.st_ino : 0;
 
-	if (fd < 0)
-		fd = -1;
-	if (!err && fd >= 0)
-		err = vet(j, pid, fd);
 	if (jt_reserve(&j->f, &j->cap, j->n + 1, sizeof(*j->f))) {
 		if (fd >= 0)
 			close(fd);
@@ -327,8 +358,13 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found, int fd,
 		close(fd);
 		fd = -1;
 	}
-	j->f[j->n] = (struct jt_jitfile){ pid, ++j->next_id, kind,  fd,
-					  0,   err,	     false, ino };
+	j->f[j->n] = (struct jt_jitfile){ .pid = pid,
+					  .id = ++j->next_id,
+					  .kind = kind,
+					  .fd = fd,
+					  .status = err,
+					  .ino = ino,
+					  .local = res->local };
 	note(j, pid, j->next_id, kind, found, err, path, ino);
 	j->accepted += !err;
 	j->n++;
@@ -378,8 +414,8 @@ static void open_jitdump(struct jt_jitfiles *j, const struct jt_map_event *ev,
 			 int found)
 {
 	pid_t pid = ev->h.pid;
+	struct jt_open_res res;
 	struct jt_open_req r;
-	int fd;
 
 	if (!is_jitdump_name(j, path, pid) || find(j, pid, JT_JIT_JITDUMP))
 		return;
@@ -393,8 +429,8 @@ static void open_jitdump(struct jt_jitfiles *j, const struct jt_map_event *ev,
 		.ino = ev->ino,
 	};
 	snprintf(r.path, sizeof(r.path), "%s", path);
-	fd = jt_opener_open(j->opener, &r).fd;
-	add(j, pid, JT_JIT_JITDUMP, found, fd, fd < 0 ? fd : 0, path);
+	res = jt_opener_open(j->opener, &r);
+	add(j, pid, JT_JIT_JITDUMP, found, &res, path);
 }
 
 static const char *event_path(const struct jt_map_event *ev,
@@ -469,7 +505,7 @@ static int tmp_dir(struct jt_jitfiles *j, const struct jt_jitproc *p,
 {
 	int *dir = tmp_dir_slot(j, p, file->root_pid);
 	struct jt_open_req r;
-	int fd;
+	struct jt_open_res res;
 
 	if (!dir)
 		return -1;
@@ -479,33 +515,41 @@ static int tmp_dir(struct jt_jitfiles *j, const struct jt_jitproc *p,
 					  .root_pid = file->root_pid,
 					  .want_dir = true,
 					  .path = PERFMAP_DIR };
-		fd = jt_opener_open(j->opener, &r).fd;
+		res = jt_opener_open(j->opener, &r);
 		/* A process gone meanwhile: the next one asks again. */
-		if (fd >= 0 || fd == -EXDEV || fd == -ETIMEDOUT)
-			*dir = fd >= 0 ? fd : JT_TMP_WORKER;
+		if (res.fd >= 0 || res.fd == -ETIMEDOUT)
+			*dir = keep_dir(&res);
 	}
 	return *dir >= 0 ? *dir : -1;
+}
+
+/* How perf-NSPID.map of pid is opened: in its /tmp's descriptor if local. */
+static void perfmap_req(struct jt_jitfiles *j, struct jt_jitproc *p, pid_t pid,
+			struct jt_open_req *r)
+{
+	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
+
+	*r = (struct jt_open_req){ .pid = pid,
+				   .uid = jt_jitfiles_owner(j, pid),
+				   .root_pid = root_of(j, pid) };
+	snprintf(r->path, sizeof(r->path), PERFMAP_DIR "/perf-%u.map", nspid);
+	r->dir = tmp_dir(j, p, r);
+	r->in_dir = r->dir >= 0;
 }
 
 static void open_perfmap_now(struct jt_jitfiles *j, struct jt_jitproc *p,
 			     pid_t pid, int found)
 {
-	uint32_t nspid = p && p->nspid ? p->nspid : (uint32_t)pid;
+	struct jt_open_res res;
 	struct jt_open_req r;
 	char path[96];
-	int fd;
 
 	perfmap_path(p, pid, path, sizeof(path));
-	r = (struct jt_open_req){ .pid = pid,
-				  .uid = jt_jitfiles_owner(j, pid),
-				  .root_pid = root_of(j, pid) };
-	snprintf(r.path, sizeof(r.path), PERFMAP_DIR "/perf-%u.map", nspid);
-	r.dir = tmp_dir(j, p, &r);
-	r.in_dir = r.dir >= 0;
-	fd = jt_opener_open(j->opener, &r).fd;
-	if (fd == -ENOENT)
+	perfmap_req(j, p, pid, &r);
+	res = jt_opener_open(j->opener, &r);
+	if (res.fd == -ENOENT)
 		return;
-	add(j, pid, JT_JIT_PERFMAP, found, fd, fd < 0 ? fd : 0, path);
+	add(j, pid, JT_JIT_PERFMAP, found, &res, path);
 	if (p)
 		p->perfmap_found = true;
 }
@@ -526,6 +570,67 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 }
 
 /*
+ * A read that hung, or whose user's file hung before: the worker was left
+ * with it, and the rest of the file is left too, said and counted (the
+ * opener's timed_out and refused).
+ */
+static void file_hung(struct jt_jitfiles *j, struct jt_jitfile *f)
+{
+	fprintf(stderr,
+		"jittrace: stopped reading the %s file of pid %d after %llu "
+		"bytes: a read of it, or a file of its user's before, did not "
+		"finish in %d ms\n",
+		f->kind == JT_JIT_JITDUMP ? "jitdump" : "perf-map", f->pid,
+		(unsigned long long)f->offset, JT_OPEN_WAIT_MS);
+	close(f->fd);
+	f->fd = -1;
+}
+
+/*
+ * Up to len bytes of f at off, into j->buf: on the loop's thread from a
+ * local disk; else on the opener's worker, whose bound a filesystem that
+ * stops answering cannot pass. That read gives f->size as well.
+ */
+static ssize_t file_pread(struct jt_jitfiles *j, struct jt_jitfile *f,
+			  size_t len, uint64_t off)
+{
+	struct jt_open_res res;
+
+	if (f->local)
+		return pread(f->fd, j->buf, len, off);
+	res = jt_opener_pread(j->opener, jt_jitfiles_owner(j, f->pid), f->fd,
+			      off, len);
+	if (res.fd == -ETIMEDOUT)
+		file_hung(j, f);
+	if (res.fd < 0) {
+		free(res.buf);
+		return -1;
+	}
+	memcpy(j->buf, res.buf, res.n);
+	free(res.buf);
+	f->size = res.st.st_size;
+	return res.n;
+}
+
+/* f's size now; from a disk that can hang, by a read of nothing. */
+static bool file_size(struct jt_jitfiles *j, struct jt_jitfile *f,
+		      uint64_t *size)
+{
+	struct stat st;
+
+	if (!f->local) {
+		if (file_pread(j, f, 0, 0) < 0)
+			return false;
+		*size = f->size;
+		return true;
+	}
+	if (fstat(f->fd, &st))
+		return false;
+	*size = st.st_size;
+	return true;
+}
+
+/*
  * A file past the cap is counted, not copied: a 2 GB sparse perf-map
  * would otherwise make a 2 GB recording. Recorded again at the end with
  * what the file grew to.
@@ -533,11 +638,11 @@ static void open_perfmap(struct jt_jitfiles *j, pid_t pid, int found)
 static void cap_reached(struct jt_jitfiles *j, struct jt_jitfile *f,
 			const char *why)
 {
-	struct stat st;
 	struct jt_jitcap_rec c = { jt_mono_ns(), f->offset, 0, f->id };
+	uint64_t size;
 
-	if (!fstat(f->fd, &st) && (uint64_t)st.st_size > f->offset)
-		c.skipped = st.st_size - f->offset;
+	if (f->fd >= 0 && file_size(j, f, &size) && size > f->offset)
+		c.skipped = size - f->offset;
 	jt_writer_add(j->w, JT_REC_JITCAP, &c, sizeof(c), NULL, 0);
 	if (f->capped)
 		return;
@@ -574,10 +679,11 @@ static uint64_t copy_room(struct jt_jitfiles *j, const struct jt_jitfile *f,
  */
 static bool truncated(struct jt_jitfiles *j, struct jt_jitfile *f)
 {
-	struct stat st;
+	/* Not local: as the read that found nothing saw it. */
+	uint64_t size = f->size;
 
-	if (f->kind != JT_JIT_PERFMAP || !f->offset || fstat(f->fd, &st) ||
-	    (uint64_t)st.st_size >= f->offset)
+	if (f->kind != JT_JIT_PERFMAP || !f->offset || f->fd < 0 ||
+	    (f->local && !file_size(j, f, &size)) || size >= f->offset)
 		return false;
 	f->offset = 0;
 	return true;
@@ -596,16 +702,14 @@ static void read_file(struct jt_jitfiles *j, struct jt_jitfile *f)
 
 		room = copy_room(j, f, &why);
 		if (!room) {
-			char b;
-
 			/* Only a byte past the cap makes the file too big. */
-			if (pread(f->fd, &b, 1, f->offset) == 1)
+			if (file_pread(j, f, 1, f->offset) == 1)
 				cap_reached(j, f, why);
 			return;
 		}
 		if (want > room)
 			want = room;
-		n = pread(f->fd, j->buf, want, f->offset);
+		n = file_pread(j, f, want, f->offset);
 		if (n < 0 || (!n && !truncated(j, f)))
 			return;
 		if (!n)
@@ -831,6 +935,35 @@ static uint32_t perfmap_nspid(const char *name)
 }
 
 /*
+ * The inode perf-NSPID.map of pid names now: a stat beneath its /tmp on a
+ * local disk, as a direct open is made; else an open by the worker.
+ */
+static bool perfmap_ino(struct jt_jitfiles *j, struct jt_jitproc *p, pid_t pid,
+			uint64_t *ino)
+{
+	struct jt_open_res res;
+	struct jt_open_req r;
+	struct stat st;
+	int err;
+
+	perfmap_req(j, p, pid, &r);
+	err = r.in_dir ? jt_proc_stat_beneath(r.dir, strrchr(r.path, '/') + 1,
+					      &st) :
+			 -EXDEV;
+	if (!err)
+		*ino = st.st_ino;
+	if (!err || err == -ENOENT)
+		return !err;
+	/* Not beneath (a mount over the name, no openat2): as an open is. */
+	res = jt_opener_open(j->opener, &r);
+	if (res.fd < 0)
+		return false;
+	close(res.fd);
+	*ino = res.st.st_ino;
+	return true;
+}
+
+/*
  * perf-NSPID.map made again where we have one open: a runtime that writes
  * its whole map anew and renames it into place. The name holds another
  * file now, which no write event of the old one will lead us to. Read
@@ -843,14 +976,10 @@ static void perfmap_replaced(struct jt_jitfiles *j, struct jt_jitproc *p,
 			     struct jt_jitfile *f)
 {
 	pid_t pid = f->pid;
-	char path[96];
-	struct stat st;
+	uint64_t ino;
 
-	if (f->fd < 0 || f->status)
-		return;
-	perfmap_path(p, pid, path, sizeof(path));
-	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) ||
-	    st.st_ino == f->ino)
+	if (f->fd < 0 || f->status || !perfmap_ino(j, p, pid, &ino) ||
+	    ino == f->ino)
 		return;
 	read_file(j, f);
 	if (f->capped)
@@ -924,14 +1053,18 @@ static void drain_inotify(struct jt_jitfiles *j)
  * A pass reads the files written since the last one (their write(2)s
  * came as events); every file is read once per sweep, for writes no
  * event saw (a jitdump written through a mapping, pwrite). Reading every
- * file on every pass was most of the recorder's time under churn.
+ * file on every pass was most of the recorder's time under churn. A file
+ * not on a local disk (an overlayfs container's) is read by the opener's
+ * worker, two thread switches a read: swept once in ten sweeps.
  */
 #define SWEEP_NS 100000000ULL
+#define SLOW_SWEEPS 10
 
 void jt_jitfiles_poll(struct jt_jitfiles *j)
 {
 	uint64_t now = jt_mono_ns();
 	bool sweep = now - j->swept_ns >= SWEEP_NS;
+	bool slow = sweep && !(j->sweeps % SLOW_SWEEPS);
 	size_t i;
 
 	drain_inotify(j);
@@ -942,11 +1075,16 @@ void jt_jitfiles_poll(struct jt_jitfiles *j)
 			open_perfmap(j, p->pid, JT_FOUND_LIVE);
 		}
 	j->passes++;
-	for (i = 0; i < j->n; i++)
-		if (sweep || written(j, &j->f[i]))
-			read_file(j, &j->f[i]);
-	if (sweep)
+	for (i = 0; i < j->n; i++) {
+		struct jt_jitfile *f = &j->f[i];
+
+		if (written(j, f) || (sweep && (f->local || slow)))
+			read_file(j, f);
+	}
+	if (sweep) {
 		j->swept_ns = now;
+		j->sweeps++;
+	}
 	gone_rotate(j);
 }
 

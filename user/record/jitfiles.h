@@ -27,6 +27,8 @@ struct jt_jitfile {
 	bool capped;  /* reached max_bytes: said and recorded */
 	uint64_t ino; /* its write events name it by inode */
 	uint64_t written_end; /* the furthest a write event reached */
+	bool local;	      /* on a local disk: read on the loop's thread */
+	uint64_t size;	      /* not local: its size at the last read */
 };
 
 struct jt_jitproc {
@@ -56,7 +58,9 @@ struct jt_jit_budget {
 /*
  * A /tmp perf-maps are opened in without the opener's worker, once it
  * found the directory on a local disk (jt_open_req.want_dir): its
- * descriptor, or one of these.
+ * descriptor, or one of these. Whether a container's /tmp is on a local
+ * disk is known from when its first process is tracked; its descriptor
+ * is asked for at its first perf-map, as ours is.
  */
 #define JT_TMP_UNASKED (-1)
 #define JT_TMP_WORKER (-2) /* not a local disk's: every open by the worker */
@@ -94,7 +98,8 @@ struct jt_jitfiles {
 	char *buf;
 	uint64_t refused;
 	uint64_t bytes;
-	uint64_t swept_ns;	/* when every file was last read */
+	uint64_t swept_ns; /* when every file was last read */
+	uint64_t sweeps;
 	uint64_t passes;	/* jt_jitfiles_poll calls so far */
 	struct jt_hash gone[2]; /* pids whose exit this pass and the last saw */
 };

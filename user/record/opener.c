@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <stdlib.h>
@@ -89,20 +92,53 @@ static void reading(struct jt_opener_worker *w, int fd)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* What the loop needs to know of an opened file, asked here: it can hang. */
+static void describe(struct jt_open_res *res)
+{
+	int err = fstat(res->fd, &res->st) ? -errno : 0;
+
+	if (err) {
+		close(res->fd);
+		res->fd = err;
+		return;
+	}
+	res->local = local_disk(res->fd);
+}
+
 /*
- * A directory whose files can be opened with no worker: on a local disk,
- * which no user can make hang (open_beneath keeps to its filesystem).
- * Asked of the worker: the walk to it, and statfs on FUSE, can hang.
+ * A directory: its identity, and whether its files can be opened with no
+ * worker: on a local disk, which no user can make hang (open_beneath
+ * keeps to its filesystem). Asked of the worker: the walk to it, and
+ * stat and statfs on FUSE, can hang; so can adding a watch.
  */
-static struct jt_open_res local_dir(const struct jt_open_req *r)
+static struct jt_open_res dir_of(const struct jt_open_req *r)
 {
 	struct jt_open_res res = { .fd = jt_proc_dir_in_root(r->root_pid,
 							     r->path) };
+	char self[32];
 
-	if (res.fd >= 0 && !local_disk(res.fd)) {
-		close(res.fd);
-		res.fd = -EXDEV;
+	if (res.fd < 0)
+		return res;
+	describe(&res);
+	if (res.fd < 0 || !r->watch)
+		return res;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", res.fd);
+	res.wd = inotify_add_watch(r->inotify_fd, self, r->watch_mask);
+	if (res.wd < 0)
+		res.wd = -errno;
+	return res;
+}
+
+static struct jt_open_res do_read(const struct jt_open_req *r)
+{
+	struct jt_open_res res = { .fd = -ENOMEM };
+
+	res.buf = malloc(r->read_len ? r->read_len : 1);
+	if (res.buf) {
+		res.n = pread(r->read_fd, res.buf, r->read_len, r->read_off);
+		res.fd = res.n < 0 || fstat(r->read_fd, &res.st) ? -errno : 0;
 	}
+	close(r->read_fd);
 	return res;
 }
 
@@ -113,11 +149,15 @@ static struct jt_open_res do_open(struct jt_opener_worker *w,
 
 	stall_for_test(r, w->stall, w->stall ? strlen(w->stall) : 0, 3600);
 	if (r->want_dir)
-		return local_dir(r);
+		return dir_of(r);
+	if (r->read)
+		return do_read(r);
 	if (r->end)
 		res.fd = jt_proc_open_mapped(r->pid, r->start, r->end);
 	if (res.fd < 0 && r->path[0])
 		res.fd = by_path(r);
+	if (res.fd >= 0 && !r->build_id)
+		describe(&res);
 	if (res.fd >= 0 && r->build_id) {
 		reading(w, res.fd);
 		/* JT_TEST_READ_SLOW=TEXT:SECS: a read that lasts SECS */
@@ -151,8 +191,9 @@ static void *work(void *arg)
 		pthread_mutex_lock(&w->lock);
 		w->has_req = false;
 		if (w->abandoned) {
-			if (res.fd >= 0 && !r.build_id)
+			if (res.fd >= 0 && !r.build_id && !r.read)
 				close(res.fd);
+			free(res.buf);
 			jt_cfi_copy_free(res.cfi);
 			break;
 		}
@@ -262,36 +303,33 @@ static void abandon(struct jt_opener *o, uid_t uid)
  * of a worker's open were a quarter of the agent's CPU under process
  * churn, a perf-map per process (2.14% of a core, 1.57% without).
  */
-static int beneath(const struct jt_open_req *r)
+static struct jt_open_res beneath(const struct jt_open_req *r)
 {
 	const char *name = strrchr(r->path, '/');
-	int fd = jt_proc_open_beneath(r->dir, name ? name + 1 : r->path);
+	struct jt_open_res res = {
+		.fd = jt_proc_open_beneath(r->dir, name ? name + 1 : r->path),
+		.local = true,
+	};
 
-	if (fd >= 0 && (r->dev || r->ino) &&
-	    jt_proc_file_is(fd, r->dev, r->ino)) {
-		close(fd);
-		fd = -ESTALE;
+	if (res.fd < 0)
+		return res;
+	if (fstat(res.fd, &res.st) ||
+	    ((r->dev || r->ino) && jt_proc_file_is(res.fd, r->dev, r->ino))) {
+		close(res.fd);
+		res.fd = -ESTALE;
 	}
-	return fd;
+	return res;
 }
 
-struct jt_open_res jt_opener_open(struct jt_opener *o,
-				  const struct jt_open_req *r)
+/* r, answered by the worker within the bound, or -ETIMEDOUT. */
+static struct jt_open_res ask(struct jt_opener *o, const struct jt_open_req *r)
 {
-	struct jt_open_res res = { .fd = -ETIMEDOUT };
+	struct jt_open_res res = { .fd = -EAGAIN };
 	struct jt_opener_worker *w;
 
-	if (cut_off(o, r->uid)) {
-		o->refused++;
-		return res;
-	}
-	if (r->in_dir && (res.fd = beneath(r)) >= 0) {
-		o->direct++;
-		return res;
-	}
-	res.fd = -ETIMEDOUT;
 	if (!o->w && !(o->w = worker_new())) {
-		res.fd = -EAGAIN;
+		if (r->read)
+			close(r->read_fd);
 		return res;
 	}
 	w = o->w;
@@ -302,12 +340,50 @@ struct jt_open_res jt_opener_open(struct jt_opener *o,
 	pthread_cond_broadcast(&w->cond);
 	if (!answered(w)) {
 		abandon(o, r->uid);
+		res.fd = -ETIMEDOUT;
 		return res;
 	}
 	res = w->res;
 	pthread_mutex_unlock(&w->lock);
 	o->worked++;
 	return res;
+}
+
+struct jt_open_res jt_opener_open(struct jt_opener *o,
+				  const struct jt_open_req *r)
+{
+	struct jt_open_res res = { .fd = -ETIMEDOUT };
+
+	if (cut_off(o, r->uid)) {
+		o->refused++;
+		return res;
+	}
+	if (r->in_dir && (res = beneath(r)).fd >= 0) {
+		o->direct++;
+		return res;
+	}
+	return ask(o, r);
+}
+
+struct jt_open_res jt_opener_pread(struct jt_opener *o, uid_t uid, int fd,
+				   uint64_t off, size_t len)
+{
+	struct jt_open_req r = {
+		.uid = uid, .read = true, .read_off = off, .read_len = len
+	};
+	struct jt_open_res res = { .fd = -ETIMEDOUT };
+
+	if (cut_off(o, uid)) {
+		o->refused++;
+		return res;
+	}
+	/* The worker's own: a read it finishes alone closes no fd of ours. */
+	r.read_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (r.read_fd < 0) {
+		res.fd = -errno;
+		return res;
+	}
+	return ask(o, &r);
 }
 
 void jt_opener_free(struct jt_opener *o)

@@ -804,12 +804,13 @@ static int run(struct recorder *r, int *status)
 	return err;
 }
 
-/* Files whose open hung, and those of the same users not tried since. */
+/* Opens and reads that hung, and those of the same users not tried since. */
 static void opener_report(const struct jt_opener *o)
 {
 	if (o->timed_out || o->refused)
 		fprintf(stderr,
-			"jittrace: %llu file opens hung past %d ms (reads of "
+			"jittrace: %llu file opens or reads hung past %d ms "
+			"(reads of "
 			"root's files on a local disk: %d ms) and were left; "
 			"%llu more of the same users were not tried\n",
 			(unsigned long long)o->timed_out, JT_OPEN_WAIT_MS,
