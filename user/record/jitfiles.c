@@ -154,18 +154,17 @@ static void tmp_keep(struct jt_jitfiles *j, uint64_t key,
 {
 	struct jt_tmpwatch *w = NULL;
 
+	close(res->fd);
 	if (key == j->self_mntns ||
 	    jt_hash_find(&j->tmps, jt_hash_u64(key), tmp_eq, &key) ||
 	    !(w = calloc(1, sizeof(*w))) ||
 	    jt_hash_add(&j->tmps, jt_hash_u64(key), w)) {
 		free(w);
-		close(res->fd);
 		return;
 	}
 	w->mntns = key;
 	w->wd = res->wd >= 0 ? res->wd : -1;
 	w->dir = res->local ? JT_TMP_UNASKED : JT_TMP_WORKER;
-	close(res->fd);
 }
 
 /*

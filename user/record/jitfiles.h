@@ -99,8 +99,8 @@ struct jt_jitfiles {
 	uint64_t refused;
 	uint64_t bytes;
 	uint64_t swept_ns; /* when every file was last read */
-	uint64_t sweeps;
-	uint64_t passes;	/* jt_jitfiles_poll calls so far */
+	uint64_t sweeps;   /* so far: files not local go every SLOW_SWEEPS */
+	uint64_t passes;   /* jt_jitfiles_poll calls so far */
 	struct jt_hash gone[2]; /* pids whose exit this pass and the last saw */
 };
 

@@ -113,8 +113,10 @@ static void describe(struct jt_open_res *res)
  */
 static struct jt_open_res dir_of(const struct jt_open_req *r)
 {
-	struct jt_open_res res = { .fd = jt_proc_dir_in_root(r->root_pid,
-							     r->path) };
+	struct jt_open_res res = {
+		.fd = jt_proc_dir_in_root(r->root_pid, r->path),
+		.wd = -1,
+	};
 	char self[32];
 
 	if (res.fd < 0)
@@ -321,8 +323,12 @@ static struct jt_open_res beneath(const struct jt_open_req *r)
 	return res;
 }
 
-/* r, answered by the worker within the bound, or -ETIMEDOUT. */
-static struct jt_open_res ask(struct jt_opener *o, const struct jt_open_req *r)
+/*
+ * r, answered by the worker within the bound (counted in *answers), or
+ * -ETIMEDOUT.
+ */
+static struct jt_open_res ask(struct jt_opener *o, const struct jt_open_req *r,
+			      uint64_t *answers)
 {
 	struct jt_open_res res = { .fd = -EAGAIN };
 	struct jt_opener_worker *w;
@@ -345,8 +351,17 @@ static struct jt_open_res ask(struct jt_opener *o, const struct jt_open_req *r)
 	}
 	res = w->res;
 	pthread_mutex_unlock(&w->lock);
-	o->worked++;
+	(*answers)++;
 	return res;
+}
+
+/* Nothing more for a user whose file hung. */
+static bool refused(struct jt_opener *o, uid_t uid)
+{
+	if (!cut_off(o, uid))
+		return false;
+	o->refused++;
+	return true;
 }
 
 struct jt_open_res jt_opener_open(struct jt_opener *o,
@@ -354,15 +369,13 @@ struct jt_open_res jt_opener_open(struct jt_opener *o,
 {
 	struct jt_open_res res = { .fd = -ETIMEDOUT };
 
-	if (cut_off(o, r->uid)) {
-		o->refused++;
+	if (refused(o, r->uid))
 		return res;
-	}
 	if (r->in_dir && (res = beneath(r)).fd >= 0) {
 		o->direct++;
 		return res;
 	}
-	return ask(o, r);
+	return ask(o, r, &o->worked);
 }
 
 struct jt_open_res jt_opener_pread(struct jt_opener *o, uid_t uid, int fd,
@@ -373,17 +386,15 @@ struct jt_open_res jt_opener_pread(struct jt_opener *o, uid_t uid, int fd,
 	};
 	struct jt_open_res res = { .fd = -ETIMEDOUT };
 
-	if (cut_off(o, uid)) {
-		o->refused++;
+	if (refused(o, uid))
 		return res;
-	}
 	/* The worker's own: a read it finishes alone closes no fd of ours. */
 	r.read_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (r.read_fd < 0) {
 		res.fd = -errno;
 		return res;
 	}
-	return ask(o, &r);
+	return ask(o, &r, &o->reads);
 }
 
 void jt_opener_free(struct jt_opener *o)

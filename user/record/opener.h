@@ -83,6 +83,7 @@ struct jt_opener {
 	uint64_t refused;   /* not tried: their user's hung before */
 	uint64_t direct;    /* opens in a local disk's directory, no worker */
 	uint64_t worked;    /* opens the worker answered */
+	uint64_t reads;	    /* reads it answered (jt_opener_pread) */
 };
 
 /*

@@ -810,9 +810,9 @@ static void opener_report(const struct jt_opener *o)
 	if (o->timed_out || o->refused)
 		fprintf(stderr,
 			"jittrace: %llu file opens or reads hung past %d ms "
-			"(reads of "
-			"root's files on a local disk: %d ms) and were left; "
-			"%llu more of the same users were not tried\n",
+			"(reads of root's files on a local disk: %d ms) and "
+			"were left; %llu more of the same users were not "
+			"tried\n",
 			(unsigned long long)o->timed_out, JT_OPEN_WAIT_MS,
 			JT_READ_WAIT_MS, (unsigned long long)o->refused);
 }
@@ -875,10 +875,12 @@ static void finish(struct recorder *r, int exit_status)
 		fprintf(stderr,
 			"jittrace: the BPF ring woke the recorder %llu "
 			"times; file opens: %llu in a /tmp on a local disk, "
-			"%llu by the opener's worker\n",
+			"%llu by the opener's worker; reads by the worker "
+			"(files not on a local disk): %llu\n",
 			(unsigned long long)r->ring_wakes,
 			(unsigned long long)r->opener.direct,
-			(unsigned long long)r->opener.worked);
+			(unsigned long long)r->opener.worked,
+			(unsigned long long)r->opener.reads);
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
 		"%zu JIT files, %.1f MB)\n",
