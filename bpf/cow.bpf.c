@@ -5,7 +5,7 @@
  * and the write bit come before any other work.
  */
 #include "common.bpf.h"
-#include "maple.bpf.h"
+#include "vma_find.bpf.h"
 
 #define PF_PROT 0x1 /* the page was present: a protection fault */
 #define PF_WRITE 0x2

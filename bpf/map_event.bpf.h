@@ -7,7 +7,7 @@
 #ifndef JT_MAP_EVENT_BPF_H
 #define JT_MAP_EVENT_BPF_H
 
-#include "common.bpf.h"
+#include "vma_find.bpf.h"
 
 #define IS_ERR_RET(r) ((__u64)(r) >= (__u64)-4095)
 

@@ -31,108 +31,237 @@ struct {
 } maple_node SEC(".maps") __weak;
 
 /*
- * How the tracepoint tier's faults found their VMAs, per CPU: by a walk
- * of the tree (JT_LOOKUP_WALK) or by bpf_find_vma. The recorder says so.
+ * How the tracepoint tier's faults and the mapping calls found their
+ * VMAs, per CPU (enum jt_vma_lookup). The recorder says so.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, JT_LOOKUP_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} fault_lookups SEC(".maps") __weak;
+} vma_lookups SEC(".maps") __weak;
 
 static __always_inline void jt_count_lookup(__u32 how)
 {
-	__u64 *n = bpf_map_lookup_elem(&fault_lookups, &how);
+	__u64 *n = bpf_map_lookup_elem(&vma_lookups, &how);
 
 	if (n)
 		*n += 1;
 }
 
-/* Where a node type keeps its pivots, slots and end, in words. */
-struct jt_maple_shape {
-	__u32 piv, slot, npiv, meta; /* meta: a byte offset */
-};
+/*
+ * 6.2: a kernel pointer as a typed view whose fields are plain loads.
+ * Where it is missing, each node is copied out whole (256 bytes). One
+ * object only may name it (JT_MAPLE_VIEW, maps.bpf.c): libbpf 1.1's
+ * static linker cannot merge a kfunc declared in two.
+ */
+#if defined(JT_MAPLE_VIEW) && !defined(JT_LEGACY)
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define JT_MAPLE_KERNEL_VIEW() (bpf_rdonly_cast != NULL)
+#else
+#define JT_MAPLE_KERNEL_VIEW() false
+#endif
 
-/* Where struct T (maple_range_64, maple_arange_64) keeps them. */
-#define JT_MAPLE_SHAPE(T)                                                      \
-	((struct jt_maple_shape){ bpf_core_field_offset(struct T, pivot) / 8,  \
-				  bpf_core_field_offset(struct T, slot) / 8,   \
-				  bpf_core_field_size(struct T, pivot) / 8,    \
-				  bpf_core_field_offset(struct T, meta) })
+/*
+ * Node n's slot i that holds addr: the first whose end pivot is at or
+ * past it, among the end in use, else slot end; *max becomes the slot's
+ * last address. A view's fields are read at constant offsets only, so
+ * the loops are unrolled whole.
+ */
+#define JT_MAPLE_SEARCH(n, npiv, end, addr, max, e)                            \
+	do {                                                                   \
+		__u32 i = 0, k;                                                \
+                                                                               \
+		_Pragma("unroll") for (k = 0; k < (npiv); k++)                 \
+		{                                                              \
+			if (i != k || k >= (end))                              \
+				continue;                                      \
+			if ((n)->pivot[k] < (addr))                            \
+				i = k + 1;                                     \
+			else                                                   \
+				*(max) = (n)->pivot[k];                        \
+		}                                                              \
+		_Pragma("unroll") for (k = 0; k <= (npiv); k++)                \
+		{                                                              \
+			if (i == k)                                            \
+				(e) = (__u64)(n)->slot[k];                     \
+		}                                                              \
+	} while (0)
 
-static __always_inline bool jt_maple_shape(__u64 type, struct jt_maple_shape *s)
+/* An internal node with gaps: its end is in its metadata. */
+static __always_inline __u64 jt_maple_arange(struct maple_arange_64 *n,
+					     __u64 addr, __u64 *max)
 {
-	if (type == bpf_core_enum_value(enum maple_type, maple_arange_64)) {
-		*s = JT_MAPLE_SHAPE(maple_arange_64);
-		return true;
-	}
-	if (type == bpf_core_enum_value(enum maple_type, maple_range_64) ||
-	    type == bpf_core_enum_value(enum maple_type, maple_leaf_64)) {
-		*s = JT_MAPLE_SHAPE(maple_range_64);
-		return true;
-	}
-	return false;
-}
+	__u32 end = n->meta.end;
+	__u64 e = 0;
 
-/* The slots in use, less one, as ma_data_end says. */
-static __always_inline __u32 jt_maple_end(const struct jt_maple_node *n,
-					  __u64 type,
-					  const struct jt_maple_shape *s,
-					  __u64 max)
-{
-	__u64 last = n->w[(s->piv + s->npiv - 1) & 31];
-	const __u8 *meta = (const __u8 *)n->w + (s->meta & 255);
-
-	if (type == bpf_core_enum_value(enum maple_type, maple_arange_64) ||
-	    !last)
-		return *meta;
-	return last == max ? s->npiv - 1 : s->npiv;
+	if (end > 9)
+		return 0;
+	JT_MAPLE_SEARCH(n, 9, end, addr, max, e);
+	return e;
 }
 
 /*
- * 0 and the VMA in c; -ENOENT for an address no VMA holds; -EAGAIN
- * where the walk cannot tell (no maple tree, a node replaced meanwhile).
+ * A range node, leaf or internal, as ma_data_end reads its end: a last
+ * pivot of 0 sends it to the metadata (the low byte of the last slot),
+ * one equal to the node's max means the last slot is unused.
  */
+static __always_inline __u64 jt_maple_range(struct maple_range_64 *n,
+					    __u64 addr, __u64 *max)
+{
+	__u64 last = n->pivot[14], e = 0;
+	__u32 end;
+
+	end = !last ? (__u64)n->slot[15] & 0xff : last == *max ? 14 : 15;
+	if (end > 15)
+		return 0;
+	JT_MAPLE_SEARCH(n, 15, end, addr, max, e);
+	return e;
+}
+
+/* The node at address node as a view, or copied into buf. */
+static __always_inline void *jt_maple_read(__u64 node, __u32 btf_id,
+					   struct jt_maple_node *buf)
+{
+#if defined(JT_MAPLE_VIEW) && !defined(JT_LEGACY)
+	if (JT_MAPLE_KERNEL_VIEW())
+		return bpf_rdonly_cast((void *)node, btf_id);
+#endif
+	if (bpf_probe_read_kernel(buf, sizeof(*buf), (void *)node))
+		return NULL;
+	return buf;
+}
+
+/* One level: the entry under addr in the node at entry, or 0. */
+static __always_inline __u64 jt_maple_step(__u64 entry, __u64 addr, __u64 *max,
+					   struct jt_maple_node *buf)
+{
+	__u64 node = entry & ~(__u64)(JT_MAPLE_NODE - 1);
+	__u64 type = JT_MAPLE_ENODE_TYPE(entry);
+	struct maple_range_64 *r;
+	struct maple_arange_64 *a;
+
+	if (type == bpf_core_enum_value(enum maple_type, maple_arange_64)) {
+		a = jt_maple_read(
+			node, bpf_core_type_id_kernel(struct maple_arange_64),
+			buf);
+		/* ma_dead_node: a replaced node points to itself */
+		if (!a ||
+		    ((__u64)a->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
+			return 0;
+		return jt_maple_arange(a, addr, max);
+	}
+	if (type != bpf_core_enum_value(enum maple_type, maple_range_64) &&
+	    type != bpf_core_enum_value(enum maple_type, maple_leaf_64))
+		return 0;
+	r = jt_maple_read(node, bpf_core_type_id_kernel(struct maple_range_64),
+			  buf);
+	if (!r || ((__u64)r->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
+		return 0;
+	return jt_maple_range(r, addr, max);
+}
+
+/*
+ * A VMA's fields, by plain loads where the kernel gives a view, else
+ * copied through buf, which the walk is done with.
+ */
+static __always_inline void jt_maple_vma(__u64 entry, struct vma_ctx *c,
+					 struct jt_maple_node *buf)
+{
+#if defined(JT_MAPLE_VIEW) && !defined(JT_LEGACY)
+	if (JT_MAPLE_KERNEL_VIEW()) {
+		struct vm_area_struct *v = bpf_rdonly_cast(
+			(void *)entry,
+			bpf_core_type_id_kernel(struct vm_area_struct));
+
+		c->vma.start = v->vm_start;
+		c->vma.end = v->vm_end;
+		c->vma.flags = v->vm_flags;
+		c->vma.pgoff = v->vm_pgoff;
+		c->file = v->vm_file;
+		return;
+	}
+#endif
+	c->file = jt_read_vma_buf(&c->vma, (struct vm_area_struct *)entry,
+				  buf->w);
+}
+
+/*
+ * From the tree's root entry: 0 and the VMA in c; -ENOENT for an
+ * address no VMA holds; -EAGAIN where the walk cannot tell (no maple
+ * tree, a node replaced meanwhile), and c is left zeroed.
+ */
+static __always_inline long jt_maple_walk(__u64 entry, __u64 addr,
+					  struct vma_ctx *c)
+{
+	__u32 zero = 0, d;
+	struct jt_maple_node *n = bpf_map_lookup_elem(&maple_node, &zero);
+	__u64 max = ~0ULL;
+
+	if (!n || (entry & 3) != JT_MAPLE_ROOT_NODE || entry <= 4096)
+		return -EAGAIN;
+	for (d = 0; d < JT_MAPLE_HEIGHT; d++) {
+		__u64 type = JT_MAPLE_ENODE_TYPE(entry);
+
+		entry = jt_maple_step(entry, addr, &max, n);
+		if (type >
+		    bpf_core_enum_value(enum maple_type, maple_leaf_64)) {
+			if (!entry)
+				return -EAGAIN;
+			continue;
+		}
+		if (!entry)
+			return -ENOENT;
+		jt_maple_vma(entry, c, n);
+		if (c->vma.start <= addr && addr < c->vma.end)
+			return 0;
+		__builtin_memset(c, 0, sizeof(*c));
+		return -EAGAIN;
+	}
+	return -EAGAIN;
+}
+
+/* The current task's VMA at addr, as jt_maple_walk answers. */
 static __always_inline long jt_maple_find_vma(__u64 addr, struct vma_ctx *c)
 {
 	struct mm_struct *mm = BPF_CORE_READ(jt_current(), mm);
-	__u32 zero = 0, d, i, end;
-	struct jt_maple_node *n = bpf_map_lookup_elem(&maple_node, &zero);
-	struct jt_maple_shape s;
-	__u64 entry, node, type, max = ~0ULL;
 
-	if (!n || !mm || !bpf_core_field_exists(mm->mm_mt))
+	if (!mm || !bpf_core_field_exists(mm->mm_mt))
 		return -EAGAIN;
-	entry = (__u64)BPF_CORE_READ(mm, mm_mt.ma_root);
-	if ((entry & 3) != JT_MAPLE_ROOT_NODE || entry <= 4096)
+	return jt_maple_walk((__u64)BPF_CORE_READ(mm, mm_mt.ma_root), addr, c);
+}
+
+/*
+ * The walk where no writer took mmap_lock meanwhile, which makes its
+ * answer the one the lock would have given: mm_lock_seq (a seqcount from
+ * 6.14) is odd while a writer holds the lock and moves on at each. For a
+ * call's exit, where bpf_find_vma's try-lock, callback and unlock cost
+ * twice the walk. x86 keeps loads in order; without a read barrier in
+ * BPF, other architectures answer -EAGAIN, as does a writer.
+ */
+static __always_inline long jt_maple_find_vma_seq(__u64 addr, struct vma_ctx *c)
+{
+#if defined(__TARGET_ARCH_x86) && !defined(JT_LEGACY)
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	__u32 seq;
+	long err;
+
+	if (!bpf_core_field_exists(mm->mm_lock_seq.sequence) ||
+	    !JT_MAPLE_KERNEL_VIEW())
 		return -EAGAIN;
-	for (d = 0; d < JT_MAPLE_HEIGHT; d++) {
-		node = entry & ~(__u64)(JT_MAPLE_NODE - 1);
-		type = JT_MAPLE_ENODE_TYPE(entry);
-		if (!jt_maple_shape(type, &s) ||
-		    bpf_probe_read_kernel(n, sizeof(*n), (void *)node))
-			return -EAGAIN;
-		/* ma_dead_node: a replaced node points to itself */
-		if ((n->w[0] & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
-			return -EAGAIN;
-		end = jt_maple_end(n, type, &s, max);
-		if (end > s.npiv)
-			return -EAGAIN;
-		for (i = 0; i < 16 && i < end; i++)
-			if (n->w[(s.piv + i) & 31] >= addr)
-				break;
-		if (i < end)
-			max = n->w[(s.piv + i) & 31];
-		entry = n->w[(s.slot + i) & 31];
-		if (type > bpf_core_enum_value(enum maple_type, maple_leaf_64))
-			continue;
-		if (!entry)
-			return -ENOENT;
-		c->file = jt_read_vma(&c->vma, (struct vm_area_struct *)entry);
-		return c->vma.start <= addr && addr < c->vma.end ? 0 : -EAGAIN;
-	}
+	seq = *(volatile __u32 *)&mm->mm_lock_seq.sequence;
+	if (seq & 1)
+		return -EAGAIN;
+	asm volatile("" ::: "memory");
+	err = jt_maple_walk((__u64)mm->mm_mt.ma_root, addr, c);
+	asm volatile("" ::: "memory");
+	if (*(volatile __u32 *)&mm->mm_lock_seq.sequence == seq)
+		return err;
+	__builtin_memset(c, 0, sizeof(*c));
 	return -EAGAIN;
+#else
+	return -EAGAIN;
+#endif
 }
 
 #endif /* JT_MAPLE_BPF_H */

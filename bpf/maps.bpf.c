@@ -12,6 +12,8 @@
  * a process nobody traces went 22% slower; these run only for the calls
  * they are named for.
  */
+/* This object's lookups read the maple tree through a view (maple.bpf.h). */
+#define JT_MAPLE_VIEW
 #include "map_event.bpf.h"
 
 /* One call, its arguments known: look its result up and emit it. */

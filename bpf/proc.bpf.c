@@ -5,6 +5,7 @@
  * scope grows: a traced parent's children are traced.
  */
 #include "exec.bpf.h"
+#include "vma_find.bpf.h"
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)

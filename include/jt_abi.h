@@ -255,10 +255,15 @@ struct jt_cow_event {
 	__u64 ip;
 };
 
-/* The fault_lookups map's slots: how a COW fault's VMA was found. */
-enum jt_fault_lookup {
-	JT_LOOKUP_WALK,	    /* a walk of the mm's VMA tree */
-	JT_LOOKUP_FIND_VMA, /* bpf_find_vma */
+/*
+ * The vma_lookups map's slots: how a COW fault's VMA was found, and a
+ * mapping call's (at its exit, or at the exit of its process).
+ */
+enum jt_vma_lookup {
+	JT_LOOKUP_WALK,		 /* a fault: a walk of the mm's VMA tree */
+	JT_LOOKUP_FIND_VMA,	 /* a fault: bpf_find_vma */
+	JT_LOOKUP_CALL_WALK,	 /* a call: a walk no writer overlapped */
+	JT_LOOKUP_CALL_FIND_VMA, /* a call: bpf_find_vma */
 	JT_LOOKUP_MAX,
 };
 

@@ -84,9 +84,10 @@ ev=
 # The floor: the same three syscall-exit tracepoints with nothing in them
 # (empty), with only the clock read a record's time takes (clock), with a
 # record of a map event's size each (ring), with those records gathered
-# in a per-CPU batch of 16 (batch), and with a VMA lookup at mmap's as
+# in a per-CPU batch of 16 (batch), written to the CPU's own lane of a
+# mapped array with no lock (lane), and with a VMA lookup at mmap's as
 # well (lookup), read as jittrace reads its ring.
-tracers="jittrace jtcow perf floor-empty floor-clock floor-ring floor-batch floor-lookup"
+tracers="jittrace jtcow perf floor-empty floor-clock floor-ring floor-batch floor-lane floor-lookup"
 bench calls 200000 "mmap+mprotect+munmap (per loop)"
 tracers="jittrace jtcow perf"
 bench touch 200000 "page touch (per page)"

@@ -4,8 +4,9 @@
  * program costs here with nothing in it, with the one clock read a
  * record's time takes, with one ring record of a map event's size, with
  * the same records gathered in a per-CPU batch of 16 (a ring record a
- * batch), and with a ring record and one VMA lookup; and the first two as
- * fexit programs on the kernel functions the fentry tier probes, where a
+ * batch), with each in its CPU's lane of a mapped array (no lock taken,
+ * no interrupts off), and with a ring record and one VMA lookup; and the first
+ * two as fexit programs on the kernel functions the fentry tier probes, where a
  * trampoline stands in for the tracepoint. The bench runs the same loop
  * under each (tests/bench/hookfloor.c).
  */
@@ -19,6 +20,7 @@ enum floor_mode {
 	FLOOR_LOOKUP, /* a VMA lookup and a ring record */
 	FLOOR_CLOCK,  /* the record's clock read, nothing written */
 	FLOOR_BATCH,  /* a record in the CPU's batch, the batch to the ring */
+	FLOOR_LANE,   /* a record in the CPU's own lane, read by mapping it */
 };
 
 const volatile __u32 mode;
@@ -43,6 +45,26 @@ struct {
 	__type(key, __u32);
 	__type(value, struct floor_batch);
 } floor_batches SEC(".maps");
+
+#define FLOOR_LANE_BYTES (32 << 10)
+
+/*
+ * A CPU's records where the reader maps them: no lock and no interrupts
+ * off, as nothing else writes the lane of a CPU whose syscall tracepoint
+ * runs with preemption off. The floor wraps without a reader.
+ */
+struct floor_lane {
+	__u64 head;
+	__u8 data[FLOOR_LANE_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct floor_lane);
+} floor_lanes SEC(".maps");
 
 static long vma_end(struct task_struct *t, struct vm_area_struct *v, void *d)
 {
@@ -78,6 +100,25 @@ static __always_inline int batch(__u64 id, long ret)
 	return 0;
 }
 
+static __always_inline int lane(__u64 id, long ret)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct floor_lane *l = bpf_map_lookup_elem(&floor_lanes, &cpu);
+	struct jt_map_event *ev;
+	__u64 h;
+
+	if (!l)
+		return 0;
+	h = l->head;
+	if (h > FLOOR_LANE_BYTES - sizeof(*ev))
+		h = 0;
+	ev = (void *)l->data + h;
+	fill(ev, id, ret, 0);
+	asm volatile("" ::: "memory");
+	l->head = h + sizeof(*ev);
+	return 0;
+}
+
 static __always_inline int hook(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -92,6 +133,8 @@ static __always_inline int hook(long ret)
 	}
 	if (mode == FLOOR_BATCH)
 		return batch(id, ret);
+	if (mode == FLOOR_LANE)
+		return lane(id, ret);
 	if (mode == FLOOR_LOOKUP && ret > 0)
 		bpf_find_vma(bpf_get_current_task_btf(), ret, vma_end, &end, 0);
 	ev = bpf_ringbuf_reserve(&floor_ring, sizeof(*ev), 0);

@@ -28,7 +28,7 @@ static const struct {
 	{ "empty", false, 0 },	   { "ring", false, 1 },
 	{ "lookup", false, 2 },	   { "clock", false, 3 },
 	{ "batch", false, 4 },	   { "fexit-empty", true, 0 },
-	{ "fexit-ring", true, 1 },
+	{ "fexit-ring", true, 1 }, { "lane", false, 5 },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 			break;
 	if (argc < 4 || mode == NMODES || strcmp(argv[2], "--")) {
 		fprintf(stderr,
-			"usage: hookfloor empty|clock|ring|batch|lookup|"
+			"usage: hookfloor empty|clock|ring|batch|lane|lookup|"
 			"fexit-empty|fexit-ring -- CMD...\n");
 		return 2;
 	}

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Rebuilt maps against what the workloads themselves report."""
 import os
+import platform
 import re
 
 from jt import (WL, assert_tiles, hx, maps, proc_maps, record, script,
@@ -79,6 +80,70 @@ def test_mapops_matches_proc_maps():
         assert vma[0] <= lo and vma[1] >= hi and r["coalesced"], r
     assert any(v["start"] == vma[0] and v["end"] == vma[1]
                for v in proc_maps(p.stdout, pid)), vma
+
+
+def walks_the_tree(stderr):
+    """Where the tracepoint tier's lookups walk the maple tree: x86-64
+    (loads stay in order) from 6.14 (mm_lock_seq a seqcount)."""
+    rel = tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2])
+    return platform.machine() == "x86_64" and rel >= (6, 14) and \
+        re.search(r"^jittrace: probes: mmap=tracepoint ", stderr, re.M)
+
+
+def test_call_lookups_walk_the_tree_no_writer_overlapped():
+    """Each lookup at a mapping call's exit, counted by how it was made:
+    by the walk, exactly one per VMA the events hold, none left to
+    bpf_find_vma (mapops has one thread; no writer overlaps its walks);
+    where the walk cannot be checked, none by it. The regions are those
+    of test_mapops_matches_proc_maps, which the walk's VMAs make."""
+    p, data = record([os.path.join(WL, "mapops")], ["-v"])
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    m = re.search(r"^jittrace: mapping calls' VMAs: (\d+) by a walk of the VMA "
+                  r"tree that no writer overlapped, (\d+) by bpf_find_vma$",
+                  p.stderr, re.M)
+    assert m, p.stderr
+    walk, find = int(m.group(1)), int(m.group(2))
+    looked = 0
+    for e in script(data):
+        if e["pid"] == pid and e["type"] != "vma" and e.get("vma"):
+            looked += 1 + (e["vma_last"]["start"] != e["vma"]["start"])
+    assert looked >= 20, looked
+    if walks_the_tree(p.stderr):
+        assert (walk, find) == (looked, 0), (walk, find, looked)
+    else:
+        assert walk == 0, p.stderr
+    assert_tiles(maps(data, pid), proc_maps(p.stdout, pid))
+
+
+DEEP_TREE = """
+import mmap, sys
+n = int(sys.argv[1])
+# Shared anonymous mappings are each a file of their own: none merge.
+ms = [mmap.mmap(-1, 4096 * (1 + i % 3)) for i in range(n)]
+print("mapped", len(ms), flush=True)
+"""
+
+
+def test_call_lookups_in_a_deep_tree_find_each_mapping():
+    """3,000 mappings that cannot merge make a maple tree of several
+    levels: each mmap's event holds exactly its own mapping as the kernel
+    VMA, found by the walk wherever the walk can be checked."""
+    n = 3000
+    p, data = record(["python3", "-c", DEEP_TREE, str(n)], ["-v"])
+    assert workload_lines(p.stdout, "mapped") == [[str(n)]]
+    m = re.search(r"^jittrace: mapping calls' VMAs: (\d+) by a walk", p.stderr, re.M)
+    assert m, p.stderr
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec")
+    shared = [e for e in events if e["type"] == "mmap" and e["pid"] == pid and
+              int(e["args"][3], 16) == 0x21]  # MAP_SHARED | MAP_ANONYMOUS
+    assert len(shared) == n, len(shared)
+    for e in shared:
+        size = int(e["args"][1], 16)
+        vma = (int(e["vma"]["start"], 16), int(e["vma"]["end"], 16))
+        assert vma == (e["result"], e["result"] + size), e
+    if walks_the_tree(p.stderr):
+        assert int(m.group(1)) >= n, p.stderr
 
 
 def test_fork_exec_tree():

@@ -1112,7 +1112,7 @@ uint64_t jt_probes_lost(struct jt_probes *p)
 	return sum;
 }
 
-int jt_probes_fault_lookups(struct jt_probes *p, uint64_t *out)
+int jt_probes_vma_lookups(struct jt_probes *p, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd, i, c;
 	uint64_t *v;
@@ -1122,7 +1122,7 @@ int jt_probes_fault_lookups(struct jt_probes *p, uint64_t *out)
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	fd = bpf_map__fd(p->skel->maps.fault_lookups);
+	fd = bpf_map__fd(p->skel->maps.vma_lookups);
 	for (i = 0; i < JT_LOOKUP_MAX; i++) {
 		out[i] = 0;
 		if (bpf_map_lookup_elem(fd, &i, v))

@@ -87,8 +87,8 @@ int jt_probes_trace(struct jt_probes *p, pid_t pid);
 int jt_probes_attach(struct jt_probes *p);
 /* Events the BPF ring refused so far, summed over CPUs. */
 uint64_t jt_probes_lost(struct jt_probes *p);
-/* How the COW faults' VMAs were found (enum jt_fault_lookup), summed. */
-int jt_probes_fault_lookups(struct jt_probes *p, uint64_t *out);
+/* How faults' and calls' VMAs were found (enum jt_vma_lookup), summed. */
+int jt_probes_vma_lookups(struct jt_probes *p, uint64_t *out);
 /* The fds of every loaded program (for their kernel symbols); how many. */
 size_t jt_probes_prog_fds(const struct jt_probes *p, int *fds, size_t max);
 /* The fds of every attached link, for jt_detach_after_exit; how many. */

@@ -820,19 +820,28 @@ static void opener_report(const struct jt_opener *o)
 /*
  * How the tracepoint tier's COW faults found their VMAs: a walk of the
  * tree costs no interrupt, bpf_find_vma a self-IPI each (maple.bpf.h).
+ * With -v, how the mapping calls' were found: a walk that no writer
+ * overlapped costs half of bpf_find_vma's try-lock and callback.
  */
-static void say_fault_lookups(struct recorder *r)
+static void say_vma_lookups(struct recorder *r)
 {
 	uint64_t n[JT_LOOKUP_MAX];
 
-	if (jt_probes_fault_lookups(&r->probes, n) ||
-	    !(n[JT_LOOKUP_WALK] + n[JT_LOOKUP_FIND_VMA]))
+	if (jt_probes_vma_lookups(&r->probes, n))
 		return;
-	fprintf(stderr,
-		"jittrace: COW faults' VMAs: %llu by a walk of the VMA tree, "
-		"%llu by bpf_find_vma\n",
-		(unsigned long long)n[JT_LOOKUP_WALK],
-		(unsigned long long)n[JT_LOOKUP_FIND_VMA]);
+	if (n[JT_LOOKUP_WALK] + n[JT_LOOKUP_FIND_VMA])
+		fprintf(stderr,
+			"jittrace: COW faults' VMAs: %llu by a walk of the VMA "
+			"tree, %llu by bpf_find_vma\n",
+			(unsigned long long)n[JT_LOOKUP_WALK],
+			(unsigned long long)n[JT_LOOKUP_FIND_VMA]);
+	if (r->o.verbose)
+		fprintf(stderr,
+			"jittrace: mapping calls' VMAs: %llu by a walk of the "
+			"VMA tree that no writer overlapped, %llu by "
+			"bpf_find_vma\n",
+			(unsigned long long)n[JT_LOOKUP_CALL_WALK],
+			(unsigned long long)n[JT_LOOKUP_CALL_FIND_VMA]);
 }
 
 static void finish(struct recorder *r, int exit_status)
@@ -870,7 +879,7 @@ static void finish(struct recorder *r, int exit_status)
 			(unsigned long long)l.bpf_errors);
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
-	say_fault_lookups(r);
+	say_vma_lookups(r);
 	if (r->o.verbose)
 		fprintf(stderr,
 			"jittrace: the BPF ring woke the recorder %llu "
