@@ -18,6 +18,8 @@
 #define JT_MAPLE_HEIGHT 8 /* 65530 VMAs take 5 levels */
 #define JT_MAPLE_ENODE_TYPE(e) (((e) >> 3) & 0xf)
 #define JT_MAPLE_ROOT_NODE 2 /* xa_is_node: internal, past 4096 */
+/* A step's answer where the node could not be read as it stood. */
+#define JT_MAPLE_UNSURE 1ULL
 
 struct jt_maple_node {
 	__u64 w[JT_MAPLE_NODE / 8];
@@ -96,7 +98,7 @@ static __always_inline __u64 jt_maple_arange(struct maple_arange_64 *n,
 	__u64 e = 0;
 
 	if (end > 9)
-		return 0;
+		return JT_MAPLE_UNSURE;
 	JT_MAPLE_SEARCH(n, 9, end, addr, max, e);
 	return e;
 }
@@ -114,7 +116,7 @@ static __always_inline __u64 jt_maple_range(struct maple_range_64 *n,
 
 	end = !last ? (__u64)n->slot[15] & 0xff : last == *max ? 14 : 15;
 	if (end > 15)
-		return 0;
+		return JT_MAPLE_UNSURE;
 	JT_MAPLE_SEARCH(n, 15, end, addr, max, e);
 	return e;
 }
@@ -132,7 +134,10 @@ static __always_inline void *jt_maple_read(__u64 node, __u32 btf_id,
 	return buf;
 }
 
-/* One level: the entry under addr in the node at entry, or 0. */
+/*
+ * One level: the entry under addr in the node at entry (0: none), or
+ * JT_MAPLE_UNSURE.
+ */
 static __always_inline __u64 jt_maple_step(__u64 entry, __u64 addr, __u64 *max,
 					   struct jt_maple_node *buf)
 {
@@ -148,16 +153,16 @@ static __always_inline __u64 jt_maple_step(__u64 entry, __u64 addr, __u64 *max,
 		/* ma_dead_node: a replaced node points to itself */
 		if (!a ||
 		    ((__u64)a->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
-			return 0;
+			return JT_MAPLE_UNSURE;
 		return jt_maple_arange(a, addr, max);
 	}
 	if (type != bpf_core_enum_value(enum maple_type, maple_range_64) &&
 	    type != bpf_core_enum_value(enum maple_type, maple_leaf_64))
-		return 0;
+		return JT_MAPLE_UNSURE;
 	r = jt_maple_read(node, bpf_core_type_id_kernel(struct maple_range_64),
 			  buf);
 	if (!r || ((__u64)r->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
-		return 0;
+		return JT_MAPLE_UNSURE;
 	return jt_maple_range(r, addr, max);
 }
 
@@ -204,6 +209,8 @@ static __always_inline long jt_maple_walk(__u64 entry, __u64 addr,
 		__u64 type = JT_MAPLE_ENODE_TYPE(entry);
 
 		entry = jt_maple_step(entry, addr, &max, n);
+		if (entry == JT_MAPLE_UNSURE)
+			return -EAGAIN;
 		if (type >
 		    bpf_core_enum_value(enum maple_type, maple_leaf_64)) {
 			if (!entry)
