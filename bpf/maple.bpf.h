@@ -134,6 +134,12 @@ static __always_inline void *jt_maple_read(__u64 node, __u32 btf_id,
 	return buf;
 }
 
+/* ma_dead_node: a node its writer replaced points to itself. */
+static __always_inline bool jt_maple_replaced(const void *parent, __u64 node)
+{
+	return ((__u64)parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node;
+}
+
 /*
  * One level: the entry under addr in the node at entry (0: none), or
  * JT_MAPLE_UNSURE.
@@ -150,9 +156,7 @@ static __always_inline __u64 jt_maple_step(__u64 entry, __u64 addr, __u64 *max,
 		a = jt_maple_read(
 			node, bpf_core_type_id_kernel(struct maple_arange_64),
 			buf);
-		/* ma_dead_node: a replaced node points to itself */
-		if (!a ||
-		    ((__u64)a->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
+		if (!a || jt_maple_replaced(a->parent, node))
 			return JT_MAPLE_UNSURE;
 		return jt_maple_arange(a, addr, max);
 	}
@@ -161,7 +165,7 @@ static __always_inline __u64 jt_maple_step(__u64 entry, __u64 addr, __u64 *max,
 		return JT_MAPLE_UNSURE;
 	r = jt_maple_read(node, bpf_core_type_id_kernel(struct maple_range_64),
 			  buf);
-	if (!r || ((__u64)r->parent & ~(__u64)(JT_MAPLE_NODE - 1)) == node)
+	if (!r || jt_maple_replaced(r->parent, node))
 		return JT_MAPLE_UNSURE;
 	return jt_maple_range(r, addr, max);
 }
