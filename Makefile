@@ -216,6 +216,8 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(EXPORT_OBJS)
 $(OUT)/tests/test_report_rows: $(OUT)/user/views/report_rows.o
 $(OUT)/tests/test_report_groups: $(OUT)/user/views/report_groups.o
 $(OUT)/tests/test_print_blocks: $(OUT)/user/views/print_blocks.o
+# The lanes' reader, on lanes in plain memory.
+$(OUT)/tests/test_lanes: $(OUT)/user/record/lanes.o
 
 $(OUT)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)

@@ -14,11 +14,14 @@
  */
 /* This object's lookups read the maple tree through a view (maple.bpf.h). */
 #define JT_MAPLE_VIEW
-#include "map_event.bpf.h"
+#include "lanes.bpf.h"
 
-/* One call, its arguments known: look its result up and emit it. */
+/*
+ * One call, its arguments known: look its result up and emit it. lane:
+ * a syscall tracepoint's, which may write its CPU's lane (lanes.bpf.h).
+ */
 static __always_inline int emit_call(__u64 id, long ret, __u32 type,
-				     const __u64 *a, int nargs)
+				     const __u64 *a, int nargs, bool lane)
 {
 	struct map_call c = { .id = id };
 	int i;
@@ -29,6 +32,10 @@ static __always_inline int emit_call(__u64 id, long ret, __u32 type,
 	if (type == JT_EV_BRK)
 		c.args[1] = BPF_CORE_READ(jt_current(), mm, start_brk);
 	c.flags = result_vmas(type, c.args, ret, &c.first, &c.last);
+	/* A path, or a busy lookup the recorder must act on now: the ring. */
+	if (lane && (!c.first.file || type == JT_EV_BRK) &&
+	    !(c.flags & JT_MF_VMA_BUSY) && jt_lane_put(&c, type, ret))
+		return 0;
 	return emit_map_call(&c, type, ret);
 }
 
@@ -46,7 +53,7 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 	}
 	if (nr == NR_MPROTECT)
 		a[3] = (__u64)-1; /* plain mprotect: no pkey */
-	return emit_call(id, ret, type, a, nargs);
+	return emit_call(id, ret, type, a, nargs, true);
 }
 
 #define JT_SYSCALL(name, type, nr, nargs)                                      \
@@ -70,7 +77,10 @@ JT_SYSCALL(brk, JT_EV_BRK, NR_BRK, 1)
 JT_SYSCALL(shmat, JT_EV_SHMAT, NR_SHMAT, 3)
 JT_SYSCALL(shmdt, JT_EV_SHMDT, NR_SHMDT, 1)
 
-/* do_shmat(shmid, shmaddr, shmflg, raddr, shmlba): the address in *raddr. */
+/*
+ * do_shmat(shmid, shmaddr, shmflg, raddr, shmlba): the address in *raddr.
+ * An fexit program can be preempted, so it writes the ring, never a lane.
+ */
 SEC("fexit/do_shmat")
 int BPF_PROG(jt_fx_do_shmat, int shmid, char *shmaddr, int shmflg,
 	     unsigned long *raddr, unsigned long shmlba, long ret)
@@ -83,7 +93,7 @@ int BPF_PROG(jt_fx_do_shmat, int shmid, char *shmaddr, int shmflg,
 		return 0;
 	if (!ret && bpf_probe_read_kernel(&addr, sizeof(addr), raddr))
 		return 0;
-	return emit_call(id, ret ? ret : (long)addr, JT_EV_SHMAT, a, 3);
+	return emit_call(id, ret ? ret : (long)addr, JT_EV_SHMAT, a, 3, false);
 }
 
 SEC("fexit/ksys_shmdt")
@@ -94,7 +104,7 @@ int BPF_PROG(jt_fx_ksys_shmdt, char *shmaddr, long ret)
 
 	if (!jt_is_traced(id >> 32))
 		return 0;
-	return emit_call(id, ret, JT_EV_SHMDT, a, 1);
+	return emit_call(id, ret, JT_EV_SHMDT, a, 1, false);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -90,6 +90,23 @@ struct jt_config {
 /* The most the BPF ring holds before the recorder is woken (1 MiB). */
 #define JT_WAKE_BYTES (1u << 20)
 
+/*
+ * A CPU's lane (lanes.bpf.h): where its syscall-exit programs put the
+ * mapping calls that carry no path, jt_map_events in a mapped array of
+ * slots records per CPU. BPF moves head, the recorder tail; each on its
+ * own cache line. Both count records and never wrap.
+ */
+struct jt_lane_ends {
+	__u64 head; /* records written */
+	__u64 pad0[7];
+	__u64 tail; /* records read */
+	__u64 pad1[7];
+};
+
+/* A lane's records: fewer than the least and the CPUs use the ring. */
+#define JT_LANE_SLOTS_MIN 256
+#define JT_LANE_SLOTS_MAX 8192
+
 struct jt_hdr {
 	__u16 type;
 	__u16 size; /* whole record, header included */

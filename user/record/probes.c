@@ -986,6 +986,19 @@ static int map_lost(struct jt_probes *p)
 	return 0;
 }
 
+static int map_lanes(struct jt_probes *p)
+{
+	int err = jt_lanes_map(&p->lanes, bpf_map__fd(p->skel->maps.lane_recs),
+			       bpf_map__fd(p->skel->maps.lane_ends),
+			       p->skel->rodata->jt_lane_slots,
+			       libbpf_num_possible_cpus());
+
+	if (err)
+		fprintf(stderr, "jittrace: cannot map the BPF lanes: %s\n",
+			strerror(-err));
+	return err;
+}
+
 /*
  * Our mount namespace and root, for BPF to mark the processes that find
  * /tmp where we do. Left 0, never matched, where statx gives no mount id.
@@ -1013,6 +1026,32 @@ static uint32_t ring_wake_bytes(uint32_t ring_bytes)
 	return ring_bytes / 4 < JT_WAKE_BYTES ? ring_bytes / 4 : JT_WAKE_BYTES;
 }
 
+/*
+ * A lane per CPU that could run a program (lanes.bpf.h). The legacy
+ * object keeps the ring: lanes only make a cost smaller, measured on
+ * current kernels, and its 5.10 guests then test the path that arm64
+ * and the kernel tier take too.
+ */
+static int size_lanes(struct jt_probes *p, uint32_t ring_bytes)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint32_t slots;
+	int err;
+
+	if (ncpus <= 0 || p->legacy)
+		return 0;
+	slots = jt_lanes_slots(ring_bytes, ncpus);
+	if (!slots)
+		return 0;
+	err = bpf_map__set_max_entries(p->skel->maps.lane_recs, ncpus * slots);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.lane_ends, ncpus);
+	if (err)
+		return err;
+	p->skel->rodata->jt_lane_slots = slots;
+	return 0;
+}
+
 /* Choose the tiers, and load both objects with what each tier needs. */
 static int load_objects(struct jt_probes *p, enum jt_tier_want want, bool cow,
 			uint32_t ring_bytes)
@@ -1029,6 +1068,8 @@ static int load_objects(struct jt_probes *p, enum jt_tier_want want, bool cow,
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.events,
 					       ring_bytes);
+	if (!err)
+		err = size_lanes(p, ring_bytes);
 	if (err)
 		return err;
 	/*
@@ -1073,6 +1114,8 @@ int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
 	if (err)
 		return -errno;
 	err = map_lost(p);
+	if (!err)
+		err = map_lanes(p);
 	if (err)
 		return err;
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), fn, ctx,
@@ -1232,6 +1275,7 @@ void jt_probes_close(struct jt_probes *p)
 	exec_snap_bpf__destroy(p->snap);
 	if (p->lost)
 		munmap((void *)p->lost, lost_bytes());
+	jt_lanes_unmap(&p->lanes);
 	jittrace_bpf__destroy(p->skel);
 	memset(p, 0, sizeof(*p));
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "jt_abi.h"
+#include "record/lanes.h"
 
 enum jt_tier {
 	JT_TIER_NONE,
@@ -45,6 +46,7 @@ struct jt_probes {
 	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
 	int nlinks;
 	const volatile __u64 *lost; /* the lost map's slots, mapped */
+	struct jt_lanes lanes;	    /* the mapping calls with no path */
 };
 
 extern const char *const jt_hook_names[JT_HOOK_MAX];

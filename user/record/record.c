@@ -77,8 +77,9 @@ struct recorder {
 	int pidfd;	       /* the process whose exit ends the recording */
 	pid_t busy[BUSY_MAX];  /* whose VMAs to read again after this pass */
 	int nbusy;
-	uint64_t ring_wakes; /* passes the BPF ring woke us for (-v says) */
-	bool write_failed;   /* said once */
+	uint64_t ring_wakes;   /* passes the BPF ring woke us for (-v says) */
+	uint64_t lane_records; /* of bpf_records, those read from lanes */
+	bool write_failed;     /* said once */
 };
 
 /*
@@ -720,6 +721,7 @@ static int drain(struct recorder *r)
 
 	if (err < 0 && err != -EINTR)
 		return err;
+	r->lane_records += jt_lanes_drain(&r->probes.lanes, on_bpf_event, r);
 	reread_busy(r);
 	jt_jitfiles_poll(&r->jit);
 	jt_perf_drain(&r->perf, &r->w);
@@ -844,6 +846,21 @@ static void say_vma_lookups(struct recorder *r)
 			(unsigned long long)n[JT_LOOKUP_CALL_FIND_VMA]);
 }
 
+/* With -v: how many events came by the CPUs' lanes (lanes.bpf.h). */
+static void say_lanes(const struct recorder *r)
+{
+	if (!r->probes.lanes.slots)
+		fprintf(stderr, "jittrace: BPF lanes: none; every event came "
+				"by the ring\n");
+	else
+		fprintf(stderr,
+			"jittrace: BPF lanes: %u records per CPU, woken at "
+			"%u; they carried %llu of the %llu BPF events\n",
+			r->probes.lanes.slots, r->probes.lanes.slots / 2,
+			(unsigned long long)r->lane_records,
+			(unsigned long long)r->bpf_records);
+}
+
 static void finish(struct recorder *r, int exit_status)
 {
 	struct jt_finish_rec f = { .exit_status = exit_status };
@@ -854,6 +871,7 @@ static void finish(struct recorder *r, int exit_status)
 	if (r->o.jvmti)
 		jt_jvmti_wait();
 	ring_buffer__consume(r->probes.rb);
+	r->lane_records += jt_lanes_drain(&r->probes.lanes, on_bpf_event, r);
 	jt_perf_drain(&r->perf, &r->w);
 	r->jit_files = jt_jitfiles_accepted(&r->jit);
 	jt_jitfiles_close(&r->jit);
@@ -880,7 +898,8 @@ static void finish(struct recorder *r, int exit_status)
 	else
 		fprintf(stderr, "jittrace: 0 events lost\n");
 	say_vma_lookups(r);
-	if (r->o.verbose)
+	if (r->o.verbose) {
+		say_lanes(r);
 		fprintf(stderr,
 			"jittrace: the BPF ring woke the recorder %llu "
 			"times; file opens: %llu in a /tmp on a local disk, "
@@ -890,6 +909,7 @@ static void finish(struct recorder *r, int exit_status)
 			(unsigned long long)r->opener.direct,
 			(unsigned long long)r->opener.worked,
 			(unsigned long long)r->opener.reads);
+	}
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
 		"%zu JIT files, %.1f MB)\n",
