@@ -1026,11 +1026,23 @@ static uint32_t ring_wake_bytes(uint32_t ring_bytes)
 	return ring_bytes / 4 < JT_WAKE_BYTES ? ring_bytes / 4 : JT_WAKE_BYTES;
 }
 
+/* Whether a mapping call's syscall-exit program (maps.bpf.c) runs. */
+static bool tracepoint_maps(const struct jt_probes *p)
+{
+	int h;
+
+	for (h = JT_HOOK_MMAP; h <= JT_HOOK_BRK; h++)
+		if (p->tier[h] == JT_TIER_TRACEPOINT)
+			return true;
+	return false;
+}
+
 /*
- * A lane per CPU that could run a program (lanes.bpf.h). The legacy
- * object keeps the ring: lanes only make a cost smaller, measured on
- * current kernels, and its 5.10 guests then test the path that arm64
- * and the kernel tier take too.
+ * A lane per CPU that could run a program (lanes.bpf.h), where mapping
+ * calls' tracepoint programs run: shm's alone are too rare to need one.
+ * The legacy object keeps the ring: lanes only make a cost smaller,
+ * measured on current kernels, and its 5.10 guests then test the path
+ * that arm64 and the kernel tier take too.
  */
 static int size_lanes(struct jt_probes *p, uint32_t ring_bytes)
 {
@@ -1038,7 +1050,7 @@ static int size_lanes(struct jt_probes *p, uint32_t ring_bytes)
 	uint32_t slots;
 	int err;
 
-	if (ncpus <= 0 || p->legacy)
+	if (ncpus <= 0 || p->legacy || !tracepoint_maps(p))
 		return 0;
 	slots = jt_lanes_slots(ring_bytes, ncpus);
 	if (!slots)
