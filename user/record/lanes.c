@@ -67,7 +67,7 @@ int jt_lanes_map(struct jt_lanes *l, int recs_fd, int ends_fd, uint32_t slots,
  * The head is read before the records it covers and the tail stored
  * after they are copied out: BPF never writes a slot between the two.
  */
-static uint64_t drain_cpu(struct jt_lanes *l, uint32_t cpu, jt_lane_fn fn,
+static uint64_t drain_cpu(struct jt_lanes *l, uint32_t cpu, jt_event_fn fn,
 			  void *ctx)
 {
 	struct jt_lane_ends *e = &l->ends[cpu];
@@ -86,7 +86,7 @@ static uint64_t drain_cpu(struct jt_lanes *l, uint32_t cpu, jt_lane_fn fn,
 	return n;
 }
 
-uint64_t jt_lanes_drain(struct jt_lanes *l, jt_lane_fn fn, void *ctx)
+uint64_t jt_lanes_drain(struct jt_lanes *l, jt_event_fn fn, void *ctx)
 {
 	uint64_t n = 0;
 	uint32_t cpu;

@@ -28,9 +28,10 @@ uint32_t jt_lanes_slots(uint32_t ring_bytes, uint32_t ncpus);
 /* Map the loaded lane maps; 0 or -errno. slots 0 maps nothing. */
 int jt_lanes_map(struct jt_lanes *l, int recs_fd, int ends_fd, uint32_t slots,
 		 uint32_t ncpus);
-typedef int (*jt_lane_fn)(void *ctx, void *data, size_t size);
+/* A handler of one BPF record, from the ring or from a lane. */
+typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
 /* Hand every waiting record to fn, CPU by CPU, in each CPU's order. */
-uint64_t jt_lanes_drain(struct jt_lanes *l, jt_lane_fn fn, void *ctx);
+uint64_t jt_lanes_drain(struct jt_lanes *l, jt_event_fn fn, void *ctx);
 void jt_lanes_unmap(struct jt_lanes *l);
 
 #endif

@@ -77,8 +77,6 @@ void jt_vmlinux_btf_release(void);
 /* The function probed for fn here (some kernels inline fn away). */
 const char *jt_kfn_target(const char *fn);
 
-typedef int (*jt_event_fn)(void *ctx, void *data, size_t size);
-
 /* ring_bytes: the BPF ring's size, a power of two of at least a page. */
 /* cow: attach the write-fault probe (costs a VMA lookup per fault). */
 int jt_probes_load(struct jt_probes *p, enum jt_tier_want want, bool trace_all,
