@@ -215,3 +215,58 @@ def node_pid_of(data, parent):
              and e["pid"] in forks]
     assert len(execs) == 1, (forks, execs)
     return execs[0]["pid"], execs[0].get("nspid")
+
+
+def inotify_watches(pid):
+    """The inotify watches a process holds, over all its inotify descriptors."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                n += sum(1 for line in f if line.startswith("inotify wd:"))
+        except FileNotFoundError:
+            pass  # closed meanwhile
+    return n
+
+
+def release(fifo):
+    """Let a container's `cat FIFO` end: True once its reader had it."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return False  # ENXIO: cat has not opened it yet
+    os.write(fd, b"go\n")
+    os.close(fd)
+    return True
+
+
+def test_a_gone_containers_tmp_is_let_go():
+    # record -a watches each container's /tmp while a process in it is
+    # tracked, and lets the watch go at its last exit: a recording that
+    # outlives many containers holds the live ones' watches, not all.
+    need("unshare")
+    data = os.path.join(TMP, "ct-gone.data")
+    rec = start_attached(["-a", "-o", data])
+    try:
+        base = inotify_watches(rec.pid)
+        assert base >= 1, "our own /tmp is not watched"
+        for i in range(3):
+            tmp = box_dir(f"ct-gone{i}")
+            fifo = os.path.join(tmp, "go")
+            if not os.path.exists(fifo):
+                os.mkfifo(fifo)
+            os.chmod(fifo, 0o666)
+            box = subprocess.Popen([*AS_USER, *container(tmp, "exec cat /tmp/go")],
+                                   stdout=subprocess.DEVNULL)
+            wait_for(f"container {i}'s /tmp watched",
+                     lambda: inotify_watches(rec.pid) == base + 1, timeout=30)
+            wait_for(f"container {i}'s cat to read", lambda: release(fifo), timeout=30)
+            assert box.wait(timeout=30) == 0
+            wait_for(f"container {i}'s /tmp let go",
+                     lambda: inotify_watches(rec.pid) == base, timeout=30)
+    finally:
+        rec.send_signal(signal.SIGINT)
+        rec.communicate(timeout=60)
+    assert rec.returncode == 0

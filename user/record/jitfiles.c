@@ -142,6 +142,16 @@ static int keep_dir(const struct jt_open_res *res)
 	return JT_TMP_WORKER;
 }
 
+static bool wd_eq(const void *val, const void *key)
+{
+	return ((const struct jt_tmpwatch *)val)->wd == *(const int *)key;
+}
+
+static struct jt_tmpwatch *tmp_find(struct jt_jitfiles *j, uint64_t key)
+{
+	return jt_hash_find(&j->tmps, jt_hash_u64(key), tmp_eq, &key);
+}
+
 /*
  * A /tmp met for the first time: kept with its watch, and whether it is
  * on a local disk (its descriptor is asked at its first perf-map: held,
@@ -155,8 +165,7 @@ static void tmp_keep(struct jt_jitfiles *j, uint64_t key,
 	struct jt_tmpwatch *w = NULL;
 
 	close(res->fd);
-	if (key == j->self_mntns ||
-	    jt_hash_find(&j->tmps, jt_hash_u64(key), tmp_eq, &key) ||
+	if (key == j->self_mntns || tmp_find(j, key) ||
 	    !(w = calloc(1, sizeof(*w))) ||
 	    jt_hash_add(&j->tmps, jt_hash_u64(key), w)) {
 		free(w);
@@ -165,6 +174,37 @@ static void tmp_keep(struct jt_jitfiles *j, uint64_t key,
 	w->mntns = key;
 	w->wd = res->wd >= 0 ? res->wd : -1;
 	w->dir = res->local ? JT_TMP_UNASKED : JT_TMP_WORKER;
+	/* Not findable by its watch: events on it name no process. */
+	if (w->wd >= 0 && jt_hash_add(&j->wds, jt_hash_u64(w->wd), w))
+		w->wd = -1;
+}
+
+static void tmp_free(struct jt_jitfiles *j, struct jt_tmpwatch *w)
+{
+	if (w->wd >= 0) {
+		jt_hash_del(&j->wds, jt_hash_u64(w->wd), wd_eq, &w->wd);
+		inotify_rm_watch(j->inotify_fd, w->wd);
+	}
+	if (w->dir >= 0)
+		close(w->dir);
+	free(w);
+}
+
+/* One more, or one fewer, tracked process sees the /tmp key. */
+static void tmp_use(struct jt_jitfiles *j, uint64_t key, int delta)
+{
+	struct jt_tmpwatch *w = key ? tmp_find(j, key) : NULL;
+
+	if (!w)
+		return;
+	if (delta > 0) {
+		w->users++;
+		return;
+	}
+	if (w->users && --w->users)
+		return;
+	jt_hash_del(&j->tmps, jt_hash_u64(key), tmp_eq, &key);
+	tmp_free(j, w);
 }
 
 /*
@@ -214,6 +254,7 @@ static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
 {
 	struct jt_jitproc *p = proc(j, pid);
 	uint32_t ns_pid = 0;
+	uint64_t was = 0;
 	struct ns_key k;
 
 	if (!p) {
@@ -226,6 +267,7 @@ static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
 	} else if (p->mntns) {
 		k = (struct ns_key){ p->mntns, p->nspid };
 		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
+		was = p->mntns;
 	}
 	if (w->euid_known) {
 		p->euid = w->euid;
@@ -236,9 +278,13 @@ static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
 	p->mntns = tmp_of_new(j, p, w);
 	p->nspid = ns_pid ?: w->nspid ?: (uint32_t)pid;
 	p->own_tmp = p->mntns && j->self_mntns && p->mntns != j->self_mntns;
+	/* Held before the old one goes: an exec in the same /tmp keeps it. */
+	tmp_use(j, p->mntns, 1);
+	tmp_use(j, was, -1);
 	if (p->mntns && by_name_ok(p) &&
 	    !jt_hash_add(&j->by_ns, ns_hash(p->mntns, p->nspid), p))
 		return;
+	tmp_use(j, p->mntns, -1);
 	p->mntns = 0; /* not findable by name: no memory */
 }
 
@@ -275,6 +321,7 @@ static void untrack(struct jt_jitfiles *j, pid_t pid)
 	if (p->mntns &&
 	    jt_hash_find(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k) == p)
 		jt_hash_del(&j->by_ns, ns_hash(k.mntns, k.nspid), ns_eq, &k);
+	tmp_use(j, p->mntns, -1);
 	free(p);
 }
 
@@ -492,9 +539,7 @@ static int *tmp_dir_slot(struct jt_jitfiles *j, const struct jt_jitproc *p,
 
 	if (!root)
 		return &j->tmp_dir;
-	w = p && p->mntns ? jt_hash_find(&j->tmps, jt_hash_u64(p->mntns),
-					 tmp_eq, &p->mntns) :
-			    NULL;
+	w = p && p->mntns ? tmp_find(j, p->mntns) : NULL;
 	return w ? &w->dir : NULL;
 }
 
@@ -993,19 +1038,14 @@ static void perfmap_replaced(struct jt_jitfiles *j, struct jt_jitproc *p,
 static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 {
 	struct ns_key k = { j->self_mntns, nspid };
+	struct jt_tmpwatch *w;
 	struct jt_jitfile *f;
 	struct jt_jitproc *p;
 	pid_t pid;
-	size_t i;
 
 	if (wd != j->tmp_wd) {
-		k.mntns = 0;
-		jt_hash_for_each (&j->tmps, i) {
-			const struct jt_tmpwatch *w = j->tmps.e[i].val;
-
-			if (w->wd == wd)
-				k.mntns = w->mntns;
-		}
+		w = jt_hash_find(&j->wds, jt_hash_u64(wd), wd_eq, &wd);
+		k.mntns = w ? w->mntns : 0;
 	}
 	p = k.mntns ? jt_hash_find(&j->by_ns, ns_hash(k.mntns, nspid), ns_eq,
 				   &k) :
@@ -1103,18 +1143,14 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 		if (j->f[i].fd >= 0)
 			close(j->f[i].fd);
 	}
-	if (j->inotify_fd >= 0)
-		close(j->inotify_fd);
 	if (j->tmp_dir >= 0)
 		close(j->tmp_dir);
-	jt_hash_for_each (&j->tmps, i) {
-		struct jt_tmpwatch *w = j->tmps.e[i].val;
-
-		if (w->dir >= 0)
-			close(w->dir);
-		free(w);
-	}
+	jt_hash_for_each (&j->tmps, i)
+		tmp_free(j, j->tmps.e[i].val);
 	jt_hash_free(&j->tmps);
+	jt_hash_free(&j->wds);
+	if (j->inotify_fd >= 0)
+		close(j->inotify_fd);
 	jt_hash_free(&j->by_ns);
 	free(j->f);
 	jt_hash_for_each (&j->procs, i) {

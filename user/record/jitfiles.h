@@ -65,11 +65,17 @@ struct jt_jit_budget {
 #define JT_TMP_UNASKED (-1)
 #define JT_TMP_WORKER (-2) /* not a local disk's: every open by the worker */
 
-/* A /tmp other than ours (a container's), watched by inotify. */
+/*
+ * A /tmp other than ours (a container's), watched by inotify while a
+ * tracked process sees it: a system-wide recording meets a new one with
+ * every container, and a gone container's watch and descriptor would
+ * otherwise stay for as long as the recording.
+ */
 struct jt_tmpwatch {
 	uint64_t mntns; /* which /tmp: as jt_jitproc.mntns */
 	int wd;
-	int dir; /* JT_TMP_* or a descriptor */
+	int dir;	/* JT_TMP_* or a descriptor */
+	uint32_t users; /* tracked processes whose mntns this is */
 };
 
 /*
@@ -84,6 +90,7 @@ struct jt_jitfiles {
 	struct jt_hash procs; /* pid -> struct jt_jitproc: traced, alive */
 	struct jt_hash by_ns; /* (its /tmp, ns pid) -> struct jt_jitproc */
 	struct jt_hash tmps;  /* a /tmp -> struct jt_tmpwatch */
+	struct jt_hash wds;   /* its inotify watch -> the same */
 	uint64_t self_mntns;
 	int tmp_wd;  /* our own /tmp */
 	int tmp_dir; /* our own /tmp: JT_TMP_* or a descriptor */
