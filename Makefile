@@ -267,6 +267,7 @@ bench:
 	@for m in empty clock ring batch lane lookup; do python3 tests/bench/bpf_stats.py $(OUT) 2.5 \
 		-- $(OUT)/bench/hookfloor $$m -- $(OUT)/workloads/mmloop callsfor 5; done
 	@python3 tests/bench/bench_capture.py $(OUT)
+	@python3 tests/bench/bench_perfmap_writes.py $(OUT)
 	@python3 tests/bench/bench_agent.py $(OUT) $(AGENT_BENCH_SECS)
 	@python3 tests/bench/bench_report.py $(OUT) $(BENCH_REPORT)
 	@python3 tests/bench/bench_model.py $(OUT)

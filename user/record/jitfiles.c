@@ -325,14 +325,66 @@ static void untrack(struct jt_jitfiles *j, pid_t pid)
 	free(p);
 }
 
+/*
+ * A file by its process and kind, each in a hash by its place in j->f:
+ * a perf-map write event asked a walk over every live process's files.
+ */
+struct file_key {
+	const struct jt_jitfile *f; /* j->f, which the values index */
+	pid_t pid;
+	int kind;
+};
+
+static uint64_t file_hash(pid_t pid, int kind)
+{
+	return jt_hash_u64((uint64_t)(uint32_t)pid << 8 | (uint32_t)kind);
+}
+
+static bool file_eq(const void *val, const void *key)
+{
+	const struct file_key *k = key;
+	const struct jt_jitfile *f = &k->f[(uintptr_t)val - 1];
+
+	return f->pid == k->pid && f->kind == k->kind;
+}
+
 static struct jt_jitfile *find(struct jt_jitfiles *j, pid_t pid, int kind)
 {
-	size_t i;
+	struct file_key k = { j->f, pid, kind };
+	uintptr_t i = (uintptr_t)jt_hash_find(&j->files, file_hash(pid, kind),
+					      file_eq, &k);
 
-	for (i = j->n; i-- > 0;)
-		if (j->f[i].pid == pid && j->f[i].kind == kind)
-			return &j->f[i];
-	return NULL;
+	return i ? &j->f[i - 1] : NULL;
+}
+
+/* Forget f: the last file takes its place, and its index is redone. */
+static void file_drop(struct jt_jitfiles *j, struct jt_jitfile *f)
+{
+	struct jt_jitfile *last = &j->f[j->n - 1];
+	struct file_key k = { j->f, f->pid, f->kind };
+
+	jt_hash_del(&j->files, file_hash(f->pid, f->kind), file_eq, &k);
+	if (f != last) {
+		k = (struct file_key){ j->f, last->pid, last->kind };
+		jt_hash_del(&j->files, file_hash(last->pid, last->kind),
+			    file_eq, &k);
+		*f = *last;
+		/* No allocation: the slot the deletes just freed takes it. */
+		jt_hash_add(&j->files, file_hash(f->pid, f->kind),
+			    (void *)(uintptr_t)(f - j->f + 1));
+	}
+	j->n--;
+}
+
+/* The process's file opened first (the lower id) of its two, or NULL. */
+static struct jt_jitfile *first_of(struct jt_jitfiles *j, pid_t pid)
+{
+	struct jt_jitfile *d = find(j, pid, JT_JIT_JITDUMP);
+	struct jt_jitfile *m = find(j, pid, JT_JIT_PERFMAP);
+
+	if (!d || !m)
+		return d ? d : m;
+	return d->id < m->id ? d : m;
 }
 
 /*
@@ -394,7 +446,9 @@ static void add(struct jt_jitfiles *j, pid_t pid, int kind, int found,
 	int err = fd < 0 ? res->fd : vet(j, pid, &res->st);
 	uint64_t ino = fd >= 0 ? res->st.st_ino : 0;
 
-	if (jt_reserve(&j->f, &j->cap, j->n + 1, sizeof(*j->f))) {
+	if (jt_reserve(&j->f, &j->cap, j->n + 1, sizeof(*j->f)) ||
+	    jt_hash_add(&j->files, file_hash(pid, kind),
+			(void *)(uintptr_t)(j->n + 1))) {
 		if (fd >= 0)
 			close(fd);
 		note(j, pid, 0, kind, found, -ENOMEM, path, ino);
@@ -804,7 +858,7 @@ static void gone_rotate(struct jt_jitfiles *j)
  */
 static void process_gone(struct jt_jitfiles *j, pid_t pid)
 {
-	size_t i, n = 0;
+	struct jt_jitfile *f;
 
 	/* A pid is the hash's value itself: no allocation per exit. */
 	if (!recently_gone(j, pid))
@@ -812,21 +866,16 @@ static void process_gone(struct jt_jitfiles *j, pid_t pid)
 			    (void *)(uintptr_t)pid);
 
 	open_perfmap(j, pid, JT_FOUND_LIVE);
-	for (i = 0; i < j->n; i++) {
-		struct jt_jitfile *f = &j->f[i];
-
-		if (f->pid != pid) {
-			j->f[n++] = *f;
-			continue;
+	/* Its files, each kind's at most one, the one opened first first. */
+	while ((f = first_of(j, pid))) {
+		if (f->fd >= 0) {
+			read_file(j, f);
+			if (f->capped)
+				cap_reached(j, f, "");
+			close(f->fd);
 		}
-		if (f->fd < 0)
-			continue;
-		read_file(j, f);
-		if (f->capped)
-			cap_reached(j, f, "");
-		close(f->fd);
+		file_drop(j, f);
 	}
-	j->n = n;
 	untrack(j, pid);
 }
 
@@ -849,20 +898,15 @@ static void mark_written(struct jt_jitfiles *j, pid_t pid)
 static void rewritten(struct jt_jitfiles *j, const struct jt_write_event *w)
 {
 	uint64_t start = w->end >= w->len ? w->end - w->len : 0;
-	size_t i;
+	struct jt_jitfile *f = find(j, w->h.pid, JT_JIT_PERFMAP);
 
-	for (i = 0; i < j->n; i++) {
-		struct jt_jitfile *f = &j->f[i];
-
-		if (f->pid != (pid_t)w->h.pid || f->kind != JT_JIT_PERFMAP ||
-		    f->fd < 0 || f->ino != w->ino)
-			continue;
-		if (start < f->written_end && f->offset) {
-			f->offset = 0;
-			f->written_end = w->end;
-		} else if (w->end > f->written_end) {
-			f->written_end = w->end;
-		}
+	if (!f || f->fd < 0 || f->ino != w->ino)
+		return;
+	if (start < f->written_end && f->offset) {
+		f->offset = 0;
+		f->written_end = w->end;
+	} else if (w->end > f->written_end) {
+		f->written_end = w->end;
 	}
 }
 
@@ -1030,7 +1074,7 @@ static void perfmap_replaced(struct jt_jitfiles *j, struct jt_jitproc *p,
 		cap_reached(j, f, "");
 	close(f->fd);
 	/* Gone from the table: a map renamed each second costs no memory. */
-	memmove(f, f + 1, (j->f + --j->n - f) * sizeof(*f));
+	file_drop(j, f);
 	open_perfmap_now(j, p, pid, JT_FOUND_LIVE);
 }
 
@@ -1149,6 +1193,7 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 		tmp_free(j, j->tmps.e[i].val);
 	jt_hash_free(&j->tmps);
 	jt_hash_free(&j->wds);
+	jt_hash_free(&j->files);
 	if (j->inotify_fd >= 0)
 		close(j->inotify_fd);
 	jt_hash_free(&j->by_ns);

@@ -86,6 +86,7 @@ struct jt_jitfiles {
 	struct jt_writer *w;
 	struct jt_jitfile *f; /* of live processes, and their last read */
 	size_t n;
+	struct jt_hash files; /* (pid, kind) -> its index in f, plus 1 */
 	size_t cap;
 	struct jt_hash procs; /* pid -> struct jt_jitproc: traced, alive */
 	struct jt_hash by_ns; /* (its /tmp, ns pid) -> struct jt_jitproc */
