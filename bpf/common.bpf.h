@@ -205,15 +205,21 @@ static __always_inline void jt_scope_changed(void)
 }
 
 /* id: bpf_get_current_pid_tgid(), where the caller has it already. */
-static __always_inline void jt_fill_hdr_id(struct jt_hdr *h, __u16 type,
-					   __u32 size, __u64 id)
+static __always_inline void jt_fill_hdr_at(struct jt_hdr *h, __u16 type,
+					   __u32 size, __u64 id, __u64 time)
 {
 	h->type = type;
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
-	h->time = bpf_ktime_get_ns();
+	h->time = time;
+}
+
+static __always_inline void jt_fill_hdr_id(struct jt_hdr *h, __u16 type,
+					   __u32 size, __u64 id)
+{
+	jt_fill_hdr_at(h, type, size, id, bpf_ktime_get_ns());
 }
 
 static __always_inline void jt_fill_hdr(struct jt_hdr *h, __u16 type,

@@ -35,6 +35,7 @@ struct kcall {
 	__u64 pprev;		/* mprotect_fixup's out parameter */
 	__u32 type;		/* 0: no call in flight */
 	__u32 flags;		/* enum jt_map_flags */
+	__u64 time;		/* before its first VMA read (kcall_stamp) */
 };
 
 #ifdef JT_LEGACY
@@ -95,6 +96,18 @@ static __always_inline struct kcall *kcall_begin(__u32 type)
 	return c;
 }
 
+/*
+ * The event's time: taken before the call's first VMA read, as a
+ * map_call's is (map_event.bpf.h). Under mmap_lock no other call moves
+ * a VMA, so a time taken there falls before any call that changes what
+ * we read; one taken at the exit, after the lock is let go, did not.
+ */
+static __always_inline void kcall_stamp(struct kcall *c)
+{
+	if (!c->time)
+		c->time = bpf_ktime_get_ns();
+}
+
 /* The call in flight, if it is of this type. */
 static __always_inline struct kcall *kcall_of(__u32 type)
 {
@@ -111,16 +124,19 @@ static __always_inline struct kcall *kcall_of(__u32 type)
 static __always_inline int kcall_emit(struct kcall *c, __s64 ret, bool lookup)
 {
 	struct jt_scratch *s = jt_scratch();
+	__u64 time = c->time ?: bpf_ktime_get_ns();
 	struct jt_map_event *ev;
 	__u32 type = c->type;
 
+	/* The next call on this slot may open without a memset. */
 	c->type = 0;
+	c->time = 0;
 	if (!s)
 		return 0;
 	ev = &s->map;
 	__builtin_memset(ev, 0, sizeof(*ev));
 	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
-	jt_fill_hdr(&ev->h, type, 0);
+	jt_fill_hdr_at(&ev->h, type, 0, bpf_get_current_pid_tgid(), time);
 	ev->result = ret;
 	ev->flags = c->flags;
 	if (lookup) {
@@ -235,6 +251,7 @@ static __always_inline int mmap_tree_exit(const struct kargs *k, __u64 ret)
 		return 0;
 	mmap_args(c.args, k);
 	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	c.time = bpf_ktime_get_ns();
 	if (!IS_ERR_RET(ret) && !tree_vma(&c.first, ret)) {
 		c.flags |= JT_MF_VMA_BUSY;
 		jt_note_busy(ret);
@@ -255,6 +272,7 @@ static __always_inline int ret_mmap_region(const struct kargs *k, __u64 ret)
 	if (!c)
 		return 0;
 	if (!IS_ERR_RET(ret) && !c->vma.end) {
+		kcall_stamp(c);
 		if (tree_vma(&vc, ret)) {
 			c->vma = vc.vma;
 			c->file = (__u64)vc.file;
@@ -295,6 +313,7 @@ int BPF_PROG(jt_fx_vm_mmap_pgoff, struct file *file, unsigned long addr,
 	c.args[3] = flag;
 	c.args[4] = (__u64)-1; /* the fd is not known here */
 	c.args[5] = pgoff << 12;
+	c.time = bpf_ktime_get_ns();
 	c.flags = result_vmas(JT_EV_MMAP, c.args, ret, &c.first, &c.last);
 	if (in_execve())
 		c.flags |= JT_MF_EXEC_LOAD;
@@ -328,6 +347,7 @@ static __always_inline int on_perf_event_mmap(const struct kargs *k)
 
 	if (!c)
 		return 0;
+	kcall_stamp(c);
 	c->file = (__u64)jt_read_vma(&c->vma, vma);
 	return 0;
 }
@@ -408,6 +428,7 @@ static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 	bpf_probe_read_kernel(&vma, sizeof(vma), (void *)c->pprev);
 	if (!vma)
 		return 0;
+	kcall_stamp(c);
 	jt_read_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
 	last = xo ? (seven ? k->a[5] : k->a[4]) - 1 :
@@ -451,6 +472,7 @@ static __always_inline int mprotect_lookup_exit(const struct kargs *k, int ret)
 	if (!jt_is_traced(c.id >> 32))
 		return 0;
 	mprotect_args(c.args, k);
+	c.time = bpf_ktime_get_ns();
 	c.flags = result_vmas(JT_EV_MPROTECT, c.args, ret, &c.first, &c.last);
 	return emit_map_call(&c, JT_EV_MPROTECT, ret);
 }
@@ -477,6 +499,8 @@ static __always_inline int ret_do_mprotect_pkey(const struct kargs *k,
 		drop_unless(&c->vma_last, last);
 	}
 	if (!(int)ret && c->args[1]) {
+		if (!c->vma.end || !c->vma_last.end)
+			kcall_stamp(c);
 		fill_missing(&c->vma, first, &c->flags);
 		fill_missing(&c->vma_last, last, &c->flags);
 	}
@@ -509,6 +533,7 @@ static __always_inline int munmap_exit_only(const struct kargs *k, __u64 ret)
 	c.args[0] = k->a[0];
 	c.args[1] = k->a[1];
 	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
+	c.time = bpf_ktime_get_ns();
 	return emit_map_call(&c, JT_EV_MUNMAP, (int)ret);
 }
 

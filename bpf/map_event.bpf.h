@@ -41,6 +41,26 @@ static __always_inline bool result_range(__u32 type, const __u64 *args, __s64 r,
 }
 
 /*
+ * Fault injection for tests (JT_TEST_STALL_LEN=N): a call of N bytes
+ * stalls after its lookups, as a program an interrupt or the hypervisor
+ * held up there would. The verifier drops it when 0.
+ */
+const volatile __u64 jt_test_stall_len __weak = 0;
+
+static long stall_step(__u64 i, void *ctx)
+{
+	return 0;
+}
+
+static __always_inline void test_stall(__u64 len)
+{
+#ifndef JT_LEGACY
+	if (jt_test_stall_len && len == jt_test_stall_len)
+		bpf_loop(1 << 23, stall_step, NULL, 0);
+#endif
+}
+
+/*
  * The kernel VMAs holding the first and the last byte of the result;
  * the flags say which could not be read. first->file is the mapping's.
  */
@@ -59,11 +79,12 @@ static __always_inline __u32 result_vmas(__u32 type, const __u64 *args, __s64 r,
 		return JT_MF_VMA_BUSY;
 	if (hi < first->vma.end) {
 		*last = first->vma;
-		return flags;
+	} else {
+		if (!find_vma(hi, &c))
+			flags |= JT_MF_VMA_BUSY;
+		*last = c.vma;
 	}
-	if (!find_vma(hi, &c))
-		flags |= JT_MF_VMA_BUSY;
-	*last = c.vma;
+	test_stall(hi - lo + 1);
 	return flags;
 }
 
@@ -80,13 +101,20 @@ static __always_inline void find_vmas(struct jt_scratch *s,
 		ev->path_len = jt_fill_file(s, ev, c.file);
 }
 
-/* What one call asked for and what the kernel made of it. */
+/*
+ * What one call asked for and what the kernel made of it. Its time is
+ * taken before its VMAs are looked up: a call whose lookup missed
+ * another thread's merge is then stamped before that thread's call,
+ * whose own lookup came later. Stamped after, a lookup that missed the
+ * merge could come out last, and its stale VMA stand for the merged one.
+ */
 struct map_call {
 	__u64 args[6];
 	struct vma_ctx first;
 	struct jt_vma last;
 	__u32 flags;
-	__u64 id; /* the caller's bpf_get_current_pid_tgid() */
+	__u64 id;   /* the caller's bpf_get_current_pid_tgid() */
+	__u64 time; /* bpf_ktime_get_ns() before the lookups */
 };
 
 /* Every field: ring memory is not zeroed, and memset cost a store a word. */
@@ -95,7 +123,7 @@ static __always_inline void map_fill(struct jt_map_event *ev,
 				     __s64 ret)
 {
 	__builtin_memcpy(ev->args, c->args, sizeof(ev->args));
-	jt_fill_hdr_id(&ev->h, type, sizeof(*ev), c->id);
+	jt_fill_hdr_at(&ev->h, type, sizeof(*ev), c->id, c->time);
 	ev->result = ret;
 	ev->vma = c->first.vma;
 	ev->vma_last = c->last;

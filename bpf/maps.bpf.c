@@ -31,6 +31,7 @@ static __always_inline int emit_call(__u64 id, long ret, __u32 type,
 		c.args[i] = i < nargs ? a[i] : 0;
 	if (type == JT_EV_BRK)
 		c.args[1] = BPF_CORE_READ(jt_current(), mm, start_brk);
+	c.time = bpf_ktime_get_ns();
 	c.flags = result_vmas(type, c.args, ret, &c.first, &c.last);
 	/* A path, or a busy lookup the recorder must act on now: the ring. */
 	if (lane && (!c.first.file || type == JT_EV_BRK) &&

@@ -273,3 +273,34 @@ def test_mapops_hooks_load_only_their_tiers_programs():
     print(f"    {' '.join(f'{h}={said[h]}' for h in ('mmap', 'mprotect', 'munmap'))}: "
           f"{' '.join(loaded)}")
     assert loaded == sorted(want), (loaded, sorted(want))
+
+
+def test_a_merge_between_a_lookup_and_its_record():
+    """JT_TEST_STALL_LEN holds a thread's 5-page mmap up in BPF after its
+    VMA lookup, while the main thread maps the page after it and the
+    kernel merges the two. The thread's event must still come first, so
+    the model ends with the merged VMA the main thread's event carries:
+    an event's time is taken before its lookup."""
+    rounds = 3
+    os.environ["JT_TEST_STALL_LEN"] = str(5 * 4096)
+    try:
+        p, data = record([os.path.join(WL, "mergerace"), str(rounds)])
+    finally:
+        del os.environ["JT_TEST_STALL_LEN"]
+    pid = int(workload_lines(p.stdout, "start")[0][0])
+    spans = [tuple(int(x, 16) for x in r) for r in workload_lines(p.stdout, "round")]
+    assert len(spans) == rounds
+    mmaps = [e for e in script(data) if e["type"] == "mmap" and e["pid"] == pid]
+    for start, end in spans:
+        first = [e for e in mmaps if e["result"] == start and e["tid"] != pid]
+        second = [e for e in mmaps if e["result"] == end - 4096 and e["tid"] == pid]
+        assert len(first) == 1 and len(second) == 1, (first, second)
+        a, b = first[0], second[0]
+        # The race took place: the thread's lookup came before the merge.
+        assert (int(a["vma"]["start"], 16), int(a["vma"]["end"], 16)) == (start, end - 4096), a
+        assert (int(b["vma"]["start"], 16), int(b["vma"]["end"], 16)) == (start, end), b
+        assert a["time"] < b["time"], (a, b)
+    rows = maps(data, pid)
+    for start, end in spans:
+        assert {r["kernel_vma"] for r in rows if start <= r["start"] < end} == {(start, end)}, rows
+    assert_tiles(rows, proc_maps(p.stdout, pid))

@@ -483,6 +483,14 @@ bool jt_test_vma_busy(void)
 	return getenv("JT_TEST_VMA_BUSY") != NULL;
 }
 
+/* JT_TEST_STALL_LEN=N: a mapping call of N bytes stalls in BPF. */
+static uint64_t test_stall_len(void)
+{
+	const char *s = getenv("JT_TEST_STALL_LEN");
+
+	return s ? strtoull(s, NULL, 0) : 0;
+}
+
 /* Number of arguments of kernel function fn, -1 when BTF lacks it. */
 static int kernel_fn_argc(const char *fn)
 {
@@ -822,6 +830,7 @@ static void select_programs(struct jt_probes *p)
 		bpf_program__set_autoload(p->skel->progs.jt_exec, false);
 	if (jt_test_vma_busy())
 		p->skel->rodata->jt_test_vma_busy = 1;
+	p->skel->rodata->jt_test_stall_len = test_stall_len();
 	i = kernel_fn_argc("mprotect_fixup");
 	if (i > 0)
 		p->skel->rodata->mprotect_fixup_argc = i;
