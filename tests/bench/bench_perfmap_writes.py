@@ -5,7 +5,9 @@ perf-maps open, under `record -a`: a write event's work must not grow
 with the processes the recorder follows. N is 30, 300 and 3,000; one
 process writes L lines (500,000), a write(2) each. The recorder's CPU
 over the writes, less its CPU over as long a time with none (its sweep
-of every file each tick), is divided by L.
+of every file each tick), is divided by L. The quiet column is that
+CPU with none, as a share of a core: what holding N perf-maps open
+costs the recorder while nobody writes.
 usage: bench_perfmap_writes.py BUILD_DIR [L]"""
 import os
 import signal
@@ -81,7 +83,8 @@ def one(n):
         wait("the writer's map closed",
              lambda: not any(m.startswith(mine) for m in open_maps(rec.pid)))
         c1, t1 = cpu(rec.pid), time.monotonic()
-        time.sleep(t1 - t0)
+        # Long enough for the quiet share to count in clock ticks.
+        time.sleep(max(t1 - t0, 5.0))
         c2, t2 = cpu(rec.pid), time.monotonic()
     finally:
         for h in holders:
@@ -95,8 +98,10 @@ def one(n):
         rec.communicate(timeout=300)
     idle = (c2 - c1) * (t1 - t0) / (t2 - t1)
     per = max(0.0, (c1 - c0) - idle) / LINES * 1e9
+    quiet = 100 * (c2 - c1) / (t2 - t1)
     print(f"  {n:5d} maps open: recorder {c1 - c0:6.2f} s over the writes, "
-          f"{idle:5.2f} s with none: {per:7.0f} ns a write")
+          f"{idle:5.2f} s with none: {per:7.0f} ns a write; "
+          f"quiet {quiet:5.2f}% of a core")
     os.unlink(data)
 
 

@@ -184,6 +184,20 @@ def open_paths(pid):
     return paths
 
 
+def inotify_watches(pid):
+    """The inotify watches a process holds, over all its inotify descriptors."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                n += sum(1 for line in f if line.startswith("inotify wd:"))
+        except FileNotFoundError:
+            pass  # closed meanwhile
+    return n
+
+
 def holds_open(pid, path):
     """Whether process pid has path open."""
     return path in open_paths(pid)

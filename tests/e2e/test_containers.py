@@ -14,7 +14,8 @@ import signal
 import subprocess
 
 import jitdump
-from jt import AS_USER, JT, ROOT, TMP, USER, Skip, hx, record, run, script, start_attached, wait_for
+from jt import (AS_USER, JT, ROOT, TMP, USER, Skip, hx, inotify_watches, record, run, script,
+                start_attached, wait_for)
 from test_runtimes import check_against_jitdump
 
 JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
@@ -215,20 +216,6 @@ def node_pid_of(data, parent):
              and e["pid"] in forks]
     assert len(execs) == 1, (forks, execs)
     return execs[0]["pid"], execs[0].get("nspid")
-
-
-def inotify_watches(pid):
-    """The inotify watches a process holds, over all its inotify descriptors."""
-    n = 0
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
-                continue
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                n += sum(1 for line in f if line.startswith("inotify wd:"))
-        except FileNotFoundError:
-            pass  # closed meanwhile
-    return n
 
 
 def release(fifo):

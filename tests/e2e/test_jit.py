@@ -5,12 +5,13 @@ carry exactly that name."""
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import time
 
-from jt import (AS_USER, JT, TMP, USER, WL, holds_open, hx, kill_left, open_paths, record, run,
-                script, start_attached, unkeep, wait_for)
+from jt import (AS_USER, JT, TMP, USER, WL, holds_open, hx, inotify_watches, kill_left, open_paths,
+                record, run, script, start_attached, unkeep, wait_for)
 
 CODE = 16
 
@@ -161,6 +162,150 @@ def test_perfmap_written_over_with_no_write_event():
     names = [e["name"] for e in script(data)
              if e["type"] == "jit_load" and e["pid"] == pid]
     assert names == [f"first_version_{i}" for i in range(40)] + ["second_version"], names
+
+
+HOLDERS = """
+import os, sys
+kids = []
+for i in range(int(sys.argv[1])):
+    r, w = os.pipe()
+    pid = os.fork()
+    if not pid:
+        os.close(r)
+        path = f"/tmp/perf-{os.getpid()}.map"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, b"%x 10 held_%d\\n" % (0x1000 + 16 * i, i))
+        os.close(w)
+        sys.stdin.read()
+        os.unlink(path)
+        os._exit(0)
+    os.close(w)
+    kids.append((pid, r))
+for pid, r in kids:
+    os.read(r, 1)
+print("ready", flush=True)
+sys.stdin.read()
+for pid, r in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+def read_calls(pid):
+    with open(f"/proc/{pid}/io") as f:
+        return int(next(ln for ln in f if ln.startswith("syscr:")).split()[1])
+
+
+def test_perfmaps_nobody_writes_are_not_read_each_tick():
+    # 200 processes hold perf-maps no one writes. Each is watched for
+    # changes, so a tick reads none of them: the recorder's read calls stay
+    # under one per file every two seconds (a read of each at every tick
+    # was ten a second). Each file's line is still in the recording.
+    n = 200
+    data = os.path.join(TMP, "held-maps.data")
+    rec = subprocess.Popen([JT, "record", "--user", USER, "-o", data, "--",
+                            "python3", "-c", HOLDERS, str(n)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert rec.stdout.readline().split() == ["ready"]
+        wait_for("the recorder to open every perf-map",
+                 lambda: sum("/perf-" in p for p in open_paths(rec.pid)) >= n)
+        wait_for("a watch on every perf-map", lambda: inotify_watches(rec.pid) > n)
+        r0, t0 = read_calls(rec.pid), time.monotonic()
+        time.sleep(3)
+        r1, t1 = read_calls(rec.pid), time.monotonic()
+        _, err = rec.communicate("", timeout=120)
+        assert rec.returncode == 0, err
+    finally:
+        kill_left(rec)
+    per_sec = (r1 - r0) / (t1 - t0)
+    assert per_sec < n / 2, f"{per_sec:.0f} read calls a second with {n} perf-maps open"
+    names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
+    assert names == sorted(f"held_{i}" for i in range(n)), names[:10]
+
+
+PWRITERS = """
+import os, sys
+kids = []
+for i in range(3):
+    r, w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if not pid:
+        os.close(r)
+        os.close(go_w)
+        path = f"/tmp/perf-{os.getpid()}.map"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        first = b"%x 10 first_%d\\n" % (0x1000 + 16 * i, i)
+        os.write(fd, first)
+        os.close(w)
+        os.read(go_r, 1)
+        os.pwrite(fd, b"%x 10 second_%d\\n" % (0x2000 + 16 * i, i), len(first))
+        sys.stdin.read()
+        os.unlink(path)
+        os._exit(0)
+    os.close(w)
+    os.close(go_r)
+    kids.append((pid, r, go_w))
+for pid, r, go in kids:
+    os.read(r, 1)
+print("ready", flush=True)
+sys.stdin.readline()
+for pid, r, go in kids:
+    os.write(go, b"g")
+sys.stdin.read()
+for pid, r, go in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+def test_changes_a_full_watch_queue_dropped_are_read():
+    # The watches' queue bounded at one event (the sysctl's value when the
+    # recorder made it): three perf-maps each get a line by pwrite(2),
+    # which has no write event, at once. The overflow has every file read
+    # on that pass, said at the end; each line is in the recording while
+    # its process lives, not only at its exit.
+    knob = "/proc/sys/fs/inotify/max_queued_events"
+    data = os.path.join(TMP, "watch-overflow.data")
+    errs = os.path.join(TMP, "watch-overflow.err")
+    with open(knob) as f:
+        was = f.read()
+    rec = None
+    with open(knob, "w") as f:
+        f.write("1")
+    try:
+        with open(errs, "w") as err:
+            rec = subprocess.Popen([JT, "record", "--user", USER, "-o", data, "--",
+                                    "python3", "-c", PWRITERS], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            # The command runs once the recorder's watches are made.
+            ready = rec.stdout.readline().split()
+        finally:
+            with open(knob, "w") as f:
+                f.write(was)
+        assert ready == ["ready"], open(errs).read()
+
+        def recorded(*markers):
+            with open(data, "rb") as f:
+                got = f.read()
+            return all(m in got for m in markers)
+        wait_for("each first line in the recording",
+                 lambda: recorded(*(b"first_%d" % i for i in range(3))))
+        rec.stdin.write("\n")
+        rec.stdin.flush()
+        wait_for("each second line in the recording while its process lives",
+                 lambda: recorded(*(b"second_%d" % i for i in range(3))), timeout=20)
+        rec.communicate("", timeout=60)
+        assert rec.returncode == 0, open(errs).read()
+    finally:
+        if rec:
+            kill_left(rec)
+    err = open(errs).read()
+    assert re.search(r"jittrace: the JIT files' change watches overflowed \d+ times; "
+                     r"each time every file was read", err), err
+    names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
+    assert names == sorted([f"first_{i}" for i in range(3)] +
+                           [f"second_{i}" for i in range(3)]), names
 
 
 def test_report_prints_only_the_sorted_columns():

@@ -15,6 +15,7 @@
 #include "jt_abi.h"
 #include "lib/hash.h"
 #include "lib/jt_file.h"
+#include "record/filewatch.h"
 #include "record/opener.h"
 
 struct jt_jitfile {
@@ -29,6 +30,7 @@ struct jt_jitfile {
 	uint64_t written_end; /* the furthest a write event reached */
 	bool local;	      /* on a local disk: read on the loop's thread */
 	uint64_t size;	      /* not local: its size at the last read */
+	int wd;		      /* local: its change watch (filewatch.h), or -1 */
 };
 
 struct jt_jitproc {
@@ -39,7 +41,7 @@ struct jt_jitproc {
 	uint64_t mntns;	    /* the /tmp it sees (device and inode, hashed) */
 	bool own_tmp;	    /* not ours: reached as /proc/PID/root/tmp */
 	bool perfmap_found; /* its perf-map is open (or was refused) */
-	uint64_t written;   /* the last pass before a write event to it */
+	uint64_t written;   /* passes + 1: on dirty already, once a pass */
 	uint64_t writes;    /* its perf-map write events, recorded or cut */
 	uint64_t copied;    /* bytes of its JIT files copied */
 };
@@ -109,6 +111,19 @@ struct jt_jitfiles {
 	uint64_t swept_ns; /* when every file was last read */
 	uint64_t sweeps;   /* so far: files not local go every SLOW_SWEEPS */
 	uint64_t passes;   /* jt_jitfiles_poll calls so far */
+	/*
+	 * Processes whose files were written since the last pass (write
+	 * events, inotify), each once: a pass reads those, not every file.
+	 * all_dirty: one could not be added, or the watches lost changes
+	 * (their queue overflowed): the pass reads every file.
+	 */
+	pid_t *dirty;
+	size_t ndirty;
+	size_t dirty_cap;
+	bool all_dirty;
+	struct jt_filewatch mods; /* the local files' changes */
+	uint64_t overflows;	  /* of its queue: every file read then */
+	bool unwatched_said;
 	struct jt_hash gone[2]; /* pids whose exit this pass and the last saw */
 };
 
