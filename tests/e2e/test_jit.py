@@ -7,6 +7,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import subprocess
 import time
 
@@ -226,6 +227,7 @@ def test_perfmaps_nobody_writes_are_not_read_each_tick():
 PWRITERS = """
 import os, sys
 kids = []
+done_r, done_w = os.pipe()
 for i in range(3):
     r, w = os.pipe()
     go_r, go_w = os.pipe()
@@ -240,6 +242,7 @@ for i in range(3):
         os.close(w)
         os.read(go_r, 1)
         os.pwrite(fd, b"%x 10 second_%d\\n" % (0x2000 + 16 * i, i), len(first))
+        os.write(done_w, b"d")
         sys.stdin.read()
         os.unlink(path)
         os._exit(0)
@@ -252,6 +255,8 @@ print("ready", flush=True)
 sys.stdin.readline()
 for pid, r, go in kids:
     os.write(go, b"g")
+    os.read(done_r, 1)
+print("written", flush=True)
 sys.stdin.read()
 for pid, r, go in kids:
     os.waitpid(pid, 0)
@@ -261,9 +266,10 @@ for pid, r, go in kids:
 def test_changes_a_full_watch_queue_dropped_are_read():
     # The watches' queue bounded at one event (the sysctl's value when the
     # recorder made it): three perf-maps each get a line by pwrite(2),
-    # which has no write event, at once. The overflow has every file read
-    # on that pass, said at the end; each line is in the recording while
-    # its process lives, not only at its exit.
+    # which has no write event, while the recorder is stopped, so the
+    # queue overflows whatever the machine's speed. The overflow has every
+    # file read on the next pass, said at the end: each line is in the
+    # recording before the command ends, not only at its exit.
     knob = "/proc/sys/fs/inotify/max_queued_events"
     data = os.path.join(TMP, "watch-overflow.data")
     errs = os.path.join(TMP, "watch-overflow.err")
@@ -291,9 +297,14 @@ def test_changes_a_full_watch_queue_dropped_are_read():
             return all(m in got for m in markers)
         wait_for("each first line in the recording",
                  lambda: recorded(*(b"first_%d" % i for i in range(3))))
-        rec.stdin.write("\n")
-        rec.stdin.flush()
-        wait_for("each second line in the recording while its process lives",
+        os.kill(rec.pid, signal.SIGSTOP)
+        try:
+            rec.stdin.write("\n")
+            rec.stdin.flush()
+            assert rec.stdout.readline().split() == ["written"]
+        finally:
+            os.kill(rec.pid, signal.SIGCONT)
+        wait_for("each second line in the recording while the command runs",
                  lambda: recorded(*(b"second_%d" % i for i in range(3))), timeout=20)
         rec.communicate("", timeout=60)
         assert rec.returncode == 0, open(errs).read()
