@@ -1204,17 +1204,16 @@ static void read_written(struct jt_jitfiles *j)
 	size_t i;
 
 	for (i = 0; i < j->ndirty; i++) {
-		struct jt_jitfile *d = find(j, j->dirty[i], JT_JIT_JITDUMP);
-		struct jt_jitfile *m = find(j, j->dirty[i], JT_JIT_PERFMAP);
+		struct jt_jitfile *f = first_of(j, j->dirty[i]);
 
-		if (d && m && m->id < d->id) {
-			read_file(j, m);
-			m = NULL;
-		}
-		if (d)
-			read_file(j, d);
-		if (m)
-			read_file(j, m);
+		if (!f)
+			continue;
+		read_file(j, f);
+		f = find(j, f->pid,
+			 f->kind == JT_JIT_JITDUMP ? JT_JIT_PERFMAP :
+						     JT_JIT_JITDUMP);
+		if (f)
+			read_file(j, f);
 	}
 	j->ndirty = 0;
 }
