@@ -263,6 +263,41 @@ for pid, r, go in kids:
 """
 
 
+def record_on_a_one_event_queue(script_text, data, errs):
+    # The recorder makes its inotify instances while the queue bound
+    # (max_queued_events, read when an instance is made) is one event;
+    # the bound is put back once the command says it runs.
+    knob = "/proc/sys/fs/inotify/max_queued_events"
+    with open(knob) as f:
+        was = f.read()
+    with open(knob, "w") as f:
+        f.write("1")
+    try:
+        with open(errs, "w") as err:
+            rec = subprocess.Popen([JT, "record", "--user", USER, "-o", data, "--",
+                                    "python3", "-c", script_text], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=err, text=True)
+        ready = rec.stdout.readline().split()
+    finally:
+        with open(knob, "w") as f:
+            f.write(was)
+    if ready != ["ready"]:
+        kill_left(rec)
+        raise AssertionError(open(errs).read())
+    return rec
+
+
+def write_while_stopped(rec):
+    # The command writes while the recorder cannot read its queue.
+    os.kill(rec.pid, signal.SIGSTOP)
+    try:
+        rec.stdin.write("\n")
+        rec.stdin.flush()
+        assert rec.stdout.readline().split() == ["written"]
+    finally:
+        os.kill(rec.pid, signal.SIGCONT)
+
+
 def test_changes_a_full_watch_queue_dropped_are_read():
     # The watches' queue bounded at one event (the sysctl's value when the
     # recorder made it): three perf-maps each get a line by pwrite(2),
@@ -270,53 +305,91 @@ def test_changes_a_full_watch_queue_dropped_are_read():
     # queue overflows whatever the machine's speed. The overflow has every
     # file read on the next pass, said at the end: each line is in the
     # recording before the command ends, not only at its exit.
-    knob = "/proc/sys/fs/inotify/max_queued_events"
     data = os.path.join(TMP, "watch-overflow.data")
     errs = os.path.join(TMP, "watch-overflow.err")
-    with open(knob) as f:
-        was = f.read()
-    rec = None
-    with open(knob, "w") as f:
-        f.write("1")
+    rec = record_on_a_one_event_queue(PWRITERS, data, errs)
     try:
-        with open(errs, "w") as err:
-            rec = subprocess.Popen([JT, "record", "--user", USER, "-o", data, "--",
-                                    "python3", "-c", PWRITERS], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=err, text=True)
-        try:
-            # The command runs once the recorder's watches are made.
-            ready = rec.stdout.readline().split()
-        finally:
-            with open(knob, "w") as f:
-                f.write(was)
-        assert ready == ["ready"], open(errs).read()
-
         def recorded(*markers):
             with open(data, "rb") as f:
                 got = f.read()
             return all(m in got for m in markers)
         wait_for("each first line in the recording",
                  lambda: recorded(*(b"first_%d" % i for i in range(3))))
-        os.kill(rec.pid, signal.SIGSTOP)
-        try:
-            rec.stdin.write("\n")
-            rec.stdin.flush()
-            assert rec.stdout.readline().split() == ["written"]
-        finally:
-            os.kill(rec.pid, signal.SIGCONT)
+        write_while_stopped(rec)
         wait_for("each second line in the recording while the command runs",
                  lambda: recorded(*(b"second_%d" % i for i in range(3))), timeout=20)
         rec.communicate("", timeout=60)
         assert rec.returncode == 0, open(errs).read()
     finally:
-        if rec:
-            kill_left(rec)
+        kill_left(rec)
     err = open(errs).read()
     assert re.search(r"jittrace: the JIT files' change watches overflowed \d+ times; "
                      r"each time every file was read", err), err
     names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
     assert names == sorted([f"first_{i}" for i in range(3)] +
                            [f"second_{i}" for i in range(3)]), names
+
+
+RENAMERS = """
+import os, sys
+kids = []
+done_r, done_w = os.pipe()
+for i in range(3):
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if not pid:
+        os.close(go_w)
+        os.read(go_r, 1)
+        # Written under a name no write event follows, then renamed in.
+        tmp = f"/tmp/jt-renamed-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(b"%x 10 renamed_%d\\n" % (0x1000 + 16 * i, i))
+        os.rename(tmp, f"/tmp/perf-{os.getpid()}.map")
+        os.write(done_w, b"d")
+        sys.stdin.read()
+        os.unlink(f"/tmp/perf-{os.getpid()}.map")
+        os._exit(0)
+    os.close(go_r)
+    kids.append((pid, go_w))
+print("ready", flush=True)
+sys.stdin.readline()
+for pid, go in kids:
+    os.write(go, b"g")
+    os.read(done_r, 1)
+print("written", flush=True)
+sys.stdin.read()
+for pid, go in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+def test_perfmaps_renamed_in_while_tmp_watch_overflowed_are_found():
+    # The /tmp watch's queue bounded at one event: three perf-maps are
+    # renamed into place (no write event names them) while the recorder
+    # is stopped, so at most one rename is told. The overflow has every
+    # tracked process's perf-map looked for again: each is read while
+    # the command runs, not only at its exit, and the overflow is said.
+    data = os.path.join(TMP, "tmp-overflow.data")
+    errs = os.path.join(TMP, "tmp-overflow.err")
+    rec = record_on_a_one_event_queue(RENAMERS, data, errs)
+    try:
+        write_while_stopped(rec)
+
+        def recorded():
+            with open(data, "rb") as f:
+                got = f.read()
+            return all(b"renamed_%d" % i in got for i in range(3))
+        wait_for("each renamed perf-map in the recording while the command runs",
+                 recorded, timeout=20)
+        rec.communicate("", timeout=60)
+        assert rec.returncode == 0, open(errs).read()
+    finally:
+        kill_left(rec)
+    err = open(errs).read()
+    assert re.search(r"jittrace: the /tmp watches overflowed \d+ times; each time "
+                     r"every process's perf-map was looked for again", err), err
+    names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
+    assert names == [f"renamed_{i}" for i in range(3)], names
 
 
 def test_report_prints_only_the_sorted_columns():

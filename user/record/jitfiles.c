@@ -1126,12 +1126,31 @@ static void perfmap_replaced(struct jt_jitfiles *j, struct jt_jitproc *p,
 	open_perfmap_now(j, p, pid, JT_FOUND_LIVE);
 }
 
+/* pid's perf-map was made, or made again, in its /tmp. */
+static void perfmap_made(struct jt_jitfiles *j, struct jt_jitproc *p, pid_t pid)
+{
+	struct jt_jitfile *f;
+
+	if (!p && recently_gone(j, pid))
+		return;
+	f = !p || p->perfmap_found ? find(j, pid, JT_JIT_PERFMAP) : NULL;
+	if (f)
+		perfmap_replaced(j, p, f);
+	else /* without p: a process we have not seen start */
+		open_perfmap(j, pid, JT_FOUND_LIVE);
+	/*
+	 * A rename has no write event to have it read: read it on this
+	 * pass, not at the sweep or the exit, so its lines are timed when
+	 * they came.
+	 */
+	mark_written(j, pid);
+}
+
 /* perf-NSPID.map appeared in a /tmp we watch: whose is it? */
 static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 {
 	struct ns_key k = { j->self_mntns, nspid };
 	struct jt_tmpwatch *w;
-	struct jt_jitfile *f;
 	struct jt_jitproc *p;
 	pid_t pid;
 
@@ -1143,26 +1162,31 @@ static void perfmap_named(struct jt_jitfiles *j, int wd, uint32_t nspid)
 				   &k) :
 		      NULL;
 	pid = p ? p->pid : wd == j->tmp_wd && j->all ? (pid_t)nspid : 0;
-	if (!p && pid && recently_gone(j, pid))
-		return;
-	f = pid && (!p || p->perfmap_found) ? find(j, pid, JT_JIT_PERFMAP) :
-					      NULL;
-	if (f)
-		perfmap_replaced(j, p, f);
-	else if (pid) /* without p: a process we have not seen start */
-		open_perfmap(j, pid, JT_FOUND_LIVE);
-	/*
-	 * A rename has no write event to have it read: read it on this
-	 * pass, not at the sweep or the exit, so its lines are timed when
-	 * they came.
-	 */
 	if (pid)
-		mark_written(j, pid);
+		perfmap_made(j, p, pid);
+}
+
+/*
+ * The /tmp watches' queue overflowed: a perf-map made or renamed into
+ * place then was not told, and one with no write event would wait for
+ * its process's exit. Look again for every tracked process's (in -a,
+ * every process is tracked from its fork, exec or our attach).
+ */
+static void perfmaps_relook(struct jt_jitfiles *j)
+{
+	size_t i;
+
+	jt_hash_for_each (&j->procs, i) {
+		struct jt_jitproc *p = j->procs.e[i].val;
+
+		perfmap_made(j, p, p->pid);
+	}
 }
 
 static void drain_inotify(struct jt_jitfiles *j)
 {
 	char buf[4096] __attribute__((aligned(8)));
+	bool lost = false;
 	ssize_t n;
 
 	while (j->inotify_fd >= 0 &&
@@ -1175,8 +1199,13 @@ static void drain_inotify(struct jt_jitfiles *j)
 
 			if (nspid)
 				perfmap_named(j, e->wd, nspid);
+			lost |= !!(e->mask & IN_Q_OVERFLOW);
 			p += sizeof(*e) + e->len;
 		}
+	}
+	if (lost) {
+		j->tmp_overflows++;
+		perfmaps_relook(j);
 	}
 }
 
@@ -1290,6 +1319,12 @@ void jt_jitfiles_close(struct jt_jitfiles *j)
 			"jittrace: the JIT files' change watches overflowed "
 			"%llu times; each time every file was read\n",
 			(unsigned long long)j->overflows);
+	if (j->tmp_overflows)
+		fprintf(stderr,
+			"jittrace: the /tmp watches overflowed %llu times; "
+			"each time every process's perf-map was looked for "
+			"again\n",
+			(unsigned long long)j->tmp_overflows);
 	for (i = 0; i < j->n; i++) {
 		if (j->f[i].capped)
 			cap_reached(j, &j->f[i], "");

@@ -123,6 +123,7 @@ struct jt_jitfiles {
 	bool all_dirty;
 	struct jt_filewatch mods; /* the local files' changes */
 	uint64_t overflows;	  /* of its queue: every file read then */
+	uint64_t tmp_overflows;	  /* of inotify_fd's: every perf-map sought */
 	bool unwatched_said;
 	struct jt_hash gone[2]; /* pids whose exit this pass and the last saw */
 };
