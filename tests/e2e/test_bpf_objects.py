@@ -4,13 +4,16 @@ objects as built: no program's chain of BPF-to-BPF calls (and bpf_loop
 callbacks) may take more than 512 bytes of stack, each frame rounded up
 to 32 as the verifier rounds it. The legacy object only loads on 5.10,
 which only the VM suite boots; this is the same check, made here in
-milliseconds, from llvm-objdump's disassembly."""
+milliseconds, from llvm-objdump's disassembly. And how much the verifier
+checks when record loads them, which start-up waits for."""
+import ctypes
 import os
 import re
+import struct
 import subprocess
 import tempfile
 
-from jt import BUILD
+from jt import BUILD, JT, TMP, USER, Skip, kill_left
 
 MAX_STACK = 512
 OBJECTS = ["jittrace.bpf.o", "jittrace_legacy.bpf.o"]
@@ -159,3 +162,71 @@ def test_the_stack_check_counts_subprograms_and_callbacks():
     assert depth["deep"] >= 320 and depth["cb"] >= 240, depth
     total, chain = deepest("prog", depth, calls)
     assert total == 160 + 320, chain
+
+
+# struct bpf_prog_info (uapi/linux/bpf.h), which only grows at its end.
+PROG_INFO_LEN, PROG_INFO_NAME, PROG_INFO_VERIFIED = 232, 64, 216
+BPF_PROG_GET_FD_BY_ID, BPF_OBJ_GET_INFO_BY_FD = 13, 15
+# The verifier's work for every program record loads: the instructions
+# it checked (verified_insns), summed. A walk inlined at each of a
+# mapping call's lookups made it 307,000 and doubled record's start-up;
+# 90,000 since the walk is a global function, 34,000 before the walk.
+MAX_VERIFIED = 150000
+
+
+def bpf(cmd, attr):
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(321, cmd, buf, len(buf.raw))  # __NR_bpf, x86-64
+    if r < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return r
+
+
+def prog_info(prog_id):
+    """(name, verified_insns) of a loaded program."""
+    fd = bpf(BPF_PROG_GET_FD_BY_ID, struct.pack("<III", prog_id, 0, 0))
+    info = ctypes.create_string_buffer(PROG_INFO_LEN)
+    try:
+        bpf(BPF_OBJ_GET_INFO_BY_FD,
+            struct.pack("<IIQ", fd, PROG_INFO_LEN, ctypes.addressof(info)))
+    finally:
+        os.close(fd)
+    name = info.raw[PROG_INFO_NAME:PROG_INFO_NAME + 16].split(b"\0")[0].decode()
+    return name, struct.unpack_from("<I", info.raw, PROG_INFO_VERIFIED)[0]
+
+
+def held_programs(pid):
+    """The ids of the programs pid holds, by its descriptors or links."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                ids |= {int(ln.split()[1]) for ln in f if ln.startswith("prog_id:")}
+        except FileNotFoundError:
+            pass
+    return ids
+
+
+def test_the_verifier_checks_record_in_bounded_work():
+    if os.uname().machine != "x86_64":
+        raise Skip("the bpf syscall's number here is x86-64's")
+    rec = subprocess.Popen([JT, "record", "--user", USER, "-o", os.path.join(TMP, "verified.data"),
+                            "--", "python3", "-c",
+                            "import sys; print('ready', flush=True); sys.stdin.read()"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert rec.stdout.readline().split() == ["ready"], rec.stderr.read()
+        progs = dict(prog_info(i) for i in held_programs(rec.pid))
+        rec.communicate("", timeout=60)
+        assert rec.returncode == 0, rec.stderr
+    finally:
+        kill_left(rec)
+    assert {"jt_exit_mmap", "jt_exit_mprotec", "jt_exit_munmap"} <= progs.keys(), progs
+    if not any(progs.values()):
+        raise Skip("the kernel does not count verified instructions (5.16+)")
+    total = sum(progs.values())
+    top = sorted(progs.items(), key=lambda p: -p[1])[:4]
+    print(f"{len(progs)} programs, {total} instructions verified; most: {top}")
+    assert total <= MAX_VERIFIED, f"{total} instructions verified; most: {top}"
