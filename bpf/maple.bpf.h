@@ -256,7 +256,7 @@ static __always_inline long jt_maple_find_vma(__u64 addr, struct vma_ctx *c)
  * 45 to 70 ms a program, and doubled the start-up of record.
  */
 #if defined(__TARGET_ARCH_x86) && defined(JT_MAPLE_VIEW) && !defined(JT_LEGACY)
-__noinline long jt_maple_call_walk(__u64 addr, struct vma_ctx *c)
+__noinline long jt_maple_find_vma_seq(__u64 addr, struct vma_ctx *c)
 {
 	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 	__u32 seq;
@@ -275,11 +275,6 @@ __noinline long jt_maple_call_walk(__u64 addr, struct vma_ctx *c)
 		return err;
 	__builtin_memset(c, 0, sizeof(*c));
 	return -EAGAIN;
-}
-
-static __always_inline long jt_maple_find_vma_seq(__u64 addr, struct vma_ctx *c)
-{
-	return jt_maple_call_walk(addr, c);
 }
 #else
 static __always_inline long jt_maple_find_vma_seq(__u64 addr, struct vma_ctx *c)
