@@ -298,6 +298,22 @@ def write_while_stopped(rec):
         os.kill(rec.pid, signal.SIGCONT)
 
 
+def in_recording(data, *markers):
+    with open(data, "rb") as f:
+        got = f.read()
+    return all(m in got for m in markers)
+
+
+def ended_saying(rec, errs, said, data):
+    """The command let go: the recorder exits 0 having said `said`. The
+    recording's JIT names, sorted."""
+    rec.communicate("", timeout=60)
+    assert rec.returncode == 0, open(errs).read()
+    err = open(errs).read()
+    assert re.search(said, err), err
+    return sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
+
+
 def test_changes_a_full_watch_queue_dropped_are_read():
     # The watches' queue bounded at one event (the sysctl's value when the
     # recorder made it): three perf-maps each get a line by pwrite(2),
@@ -309,23 +325,16 @@ def test_changes_a_full_watch_queue_dropped_are_read():
     errs = os.path.join(TMP, "watch-overflow.err")
     rec = record_on_a_one_event_queue(PWRITERS, data, errs)
     try:
-        def recorded(*markers):
-            with open(data, "rb") as f:
-                got = f.read()
-            return all(m in got for m in markers)
         wait_for("each first line in the recording",
-                 lambda: recorded(*(b"first_%d" % i for i in range(3))))
+                 lambda: in_recording(data, *(b"first_%d" % i for i in range(3))))
         write_while_stopped(rec)
         wait_for("each second line in the recording while the command runs",
-                 lambda: recorded(*(b"second_%d" % i for i in range(3))), timeout=20)
-        rec.communicate("", timeout=60)
-        assert rec.returncode == 0, open(errs).read()
+                 lambda: in_recording(data, *(b"second_%d" % i for i in range(3))),
+                 timeout=20)
+        names = ended_saying(rec, errs, r"jittrace: the JIT files' change watches overflowed "
+                             r"\d+ times; each time every file was read", data)
     finally:
         kill_left(rec)
-    err = open(errs).read()
-    assert re.search(r"jittrace: the JIT files' change watches overflowed \d+ times; "
-                     r"each time every file was read", err), err
-    names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
     assert names == sorted([f"first_{i}" for i in range(3)] +
                            [f"second_{i}" for i in range(3)]), names
 
@@ -374,21 +383,14 @@ def test_perfmaps_renamed_in_while_tmp_watch_overflowed_are_found():
     rec = record_on_a_one_event_queue(RENAMERS, data, errs)
     try:
         write_while_stopped(rec)
-
-        def recorded():
-            with open(data, "rb") as f:
-                got = f.read()
-            return all(b"renamed_%d" % i in got for i in range(3))
         wait_for("each renamed perf-map in the recording while the command runs",
-                 recorded, timeout=20)
-        rec.communicate("", timeout=60)
-        assert rec.returncode == 0, open(errs).read()
+                 lambda: in_recording(data, *(b"renamed_%d" % i for i in range(3))),
+                 timeout=20)
+        names = ended_saying(rec, errs, r"jittrace: the /tmp watches overflowed \d+ times; "
+                             r"each time every process's perf-map was looked for again",
+                             data)
     finally:
         kill_left(rec)
-    err = open(errs).read()
-    assert re.search(r"jittrace: the /tmp watches overflowed \d+ times; each time "
-                     r"every process's perf-map was looked for again", err), err
-    names = sorted(e["name"] for e in script(data) if e["type"] == "jit_load")
     assert names == [f"renamed_{i}" for i in range(3)], names
 
 
