@@ -66,17 +66,41 @@ static __always_inline int on_exit(long ret, __u32 type, __u64 nr, int nargs)
 
 JT_SYSCALL(mmap, JT_EV_MMAP, NR_MMAP, 6)
 JT_SYSCALL(mprotect, JT_EV_MPROTECT, NR_MPROTECT, 3)
-JT_SYSCALL(pkey_mprotect, JT_EV_MPROTECT, NR_PKEY_MPROTECT, 4)
 JT_SYSCALL(munmap, JT_EV_MUNMAP, NR_MUNMAP, 2)
-JT_SYSCALL(mremap, JT_EV_MREMAP, NR_MREMAP, 5)
-JT_SYSCALL(brk, JT_EV_BRK, NR_BRK, 1)
 /*
- * System V shm maps without mmap(2): these, or on the fentry tier the
- * exits of do_shmat and ksys_shmdt, which take no task of the machine
- * to the slow syscall path (the loader picks).
+ * System V shm maps without mmap(2): this and shmat's exit (jt_exit_call),
+ * or on the fentry tier the exits of do_shmat and ksys_shmdt, which take
+ * no task of the machine to the slow syscall path (the loader picks).
  */
-JT_SYSCALL(shmat, JT_EV_SHMAT, NR_SHMAT, 3)
 JT_SYSCALL(shmdt, JT_EV_SHMDT, NR_SHMDT, 1)
+
+/*
+ * The calls a loop rarely makes, one program the loader attaches at each
+ * of their exits (jt_call_tps in probes.c): the verifier checks a
+ * program's maple walk once, and four programs of their own were 55K
+ * verified instructions, 40 ms of start-up.
+ */
+__noinline int jt_call_exit(long ret, __u32 type, __u64 nr, int nargs)
+{
+	return on_exit(ret, type, nr, nargs);
+}
+
+SEC("tracepoint")
+int jt_exit_call(struct trace_event_raw_sys_exit *ctx)
+{
+	switch (ctx->id) {
+	case NR_PKEY_MPROTECT:
+		return jt_call_exit(ctx->ret, JT_EV_MPROTECT, NR_PKEY_MPROTECT,
+				    4);
+	case NR_MREMAP:
+		return jt_call_exit(ctx->ret, JT_EV_MREMAP, NR_MREMAP, 5);
+	case NR_BRK:
+		return jt_call_exit(ctx->ret, JT_EV_BRK, NR_BRK, 1);
+	case NR_SHMAT:
+		return jt_call_exit(ctx->ret, JT_EV_SHMAT, NR_SHMAT, 3);
+	}
+	return 0;
+}
 
 /*
  * do_shmat(shmid, shmaddr, shmflg, raddr, shmlba): the address in *raddr.

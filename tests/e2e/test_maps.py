@@ -216,10 +216,11 @@ def test_maps_at_time_shows_the_past():
 # exits look their VMAs up; on an rb-tree mmap_region's exit takes the
 # VMA perf_event_mmap's entry saw, and mprotect_fixup gets one too.
 # kretprobes cannot read arguments, so the kprobe tier keeps its entry
-# programs.
+# programs. pkey_mprotect's tracepoint is jt_exit_call's, with mremap's,
+# brk's and shmat's (test_the_calls_a_loop_rarely_makes_share_one_program).
 HOOK_PROGRAMS = {
     "tracepoint": {"mmap": ["jt_exit_mmap"],
-                   "mprotect": ["jt_exit_mprotect", "jt_exit_pkey_mprotect"],
+                   "mprotect": ["jt_exit_mprotect"],
                    "munmap": ["jt_exit_munmap"]},
     "fentry": {"mmap": ["jt_fx_vm_mmap_pgoff"],
                "mprotect": ["jt_fx_do_mprotect_pkey"],
@@ -230,7 +231,7 @@ HOOK_PROGRAMS = {
                             "jt_kp_mprotect_fixup", "jt_kr_mprotect_fixup"],
                "munmap": ["jt_kp___vm_munmap", "jt_kr___vm_munmap"]},
 }
-HOOK_NAME = re.compile(r"jt_(exit_(mmap|mprotect|pkey_mprotect|munmap)|"
+HOOK_NAME = re.compile(r"jt_(exit_(mmap|mprotect|munmap)|"
                        r"(fe|fx|kp|kr)_(mmap_region|perf_event_mmap|do_mprotect_pkey|"
                        r"mprotect_fixup|__vm_munmap|vm_mmap_pgoff))")
 
@@ -257,10 +258,6 @@ def test_mapops_hooks_load_only_their_tiers_programs():
     want = []
     for hook in ("mmap", "mprotect", "munmap"):
         names = HOOK_PROGRAMS[said[hook]][hook]
-        if said[hook] == "tracepoint" and not os.path.exists(
-                "/sys/kernel/tracing/events/syscalls/sys_exit_pkey_mprotect"):
-            # arm64 6.1 has no protection keys, and no pkey_mprotect.
-            names = [n for n in names if n != "jt_exit_pkey_mprotect"]
         if said[hook] == "fentry" and not vmas_in_maple_tree():
             names = {"mmap": ["jt_fx_mmap_region", "jt_fe_perf_event_mmap"],
                      "mprotect": names + ["jt_fx_mprotect_fixup"]}.get(hook, names)

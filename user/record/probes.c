@@ -46,6 +46,7 @@ struct hook_progs {
 	const char *kfn[3];
 	const char *kret[3];
 	const char *tp[5];
+	unsigned int calls; /* its syscall exits jt_exit_call serves */
 	/*
 	 * A function of kfn the legacy object can do without, where the
 	 * kernel refuses to probe it: 5.10 refuses perf_event_mmap, and
@@ -71,10 +72,24 @@ struct hook_progs {
 	unsigned int xo_tree;
 };
 
+/*
+ * The syscall exits of maps.bpf.c's jt_exit_call, the one program for the
+ * mapping calls a loop rarely makes, attached by hand to those a tier
+ * takes (jt_probes.call_tps).
+ */
+enum { CALL_PKEY_MPROTECT, CALL_MREMAP, CALL_BRK, CALL_SHMAT, CALL_MAX };
+static const char *const call_tps[CALL_MAX] = {
+	[CALL_PKEY_MPROTECT] = "sys_exit_pkey_mprotect",
+	[CALL_MREMAP] = "sys_exit_mremap",
+	[CALL_BRK] = "sys_exit_brk",
+	[CALL_SHMAT] = "sys_exit_shmat",
+};
+
 static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_MMAP] = { { "mmap_region", "perf_event_mmap" },
 			   { "mmap_region" },
 			   { "jt_exit_mmap" },
+			   0,
 			   "perf_event_mmap",
 			   { "mmap_region" },
 			   JT_XO_MMAP,
@@ -82,7 +97,8 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   JT_XO_TREE_MMAP },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
-			       { "jt_exit_mprotect", "jt_exit_pkey_mprotect" },
+			       { "jt_exit_mprotect" },
+			       1u << CALL_PKEY_MPROTECT,
 			       NULL,
 			       { "mprotect_fixup", "do_mprotect_pkey" },
 			       JT_XO_MPROTECT,
@@ -91,13 +107,16 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
 			     { "jt_exit_munmap" },
+			     0,
 			     NULL,
 			     { "__vm_munmap" },
 			     JT_XO_MUNMAP },
 	[JT_HOOK_MREMAP] = { { "sys_mremap" },
 			     { "sys_mremap" },
-			     { "jt_exit_mremap" } },
-	[JT_HOOK_BRK] = { { "sys_brk" }, { "sys_brk" }, { "jt_exit_brk" } },
+			     .calls = 1u << CALL_MREMAP },
+	[JT_HOOK_BRK] = { { "sys_brk" },
+			  { "sys_brk" },
+			  .calls = 1u << CALL_BRK },
 	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
 	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
 	[JT_HOOK_EXIT] = { .tp = { "jt_exit", "jt_exit_group" } },
@@ -558,7 +577,7 @@ static enum jt_tier tracepoints(struct jt_probes *p, int h)
 {
 	size_t n = strlen(p->why[h]);
 
-	if (hooks[h].tp[0])
+	if (hooks[h].tp[0] || hooks[h].calls)
 		return JT_TIER_TRACEPOINT;
 	snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
 		 "%sno tracepoint for it on this architecture (the page fault "
@@ -612,29 +631,80 @@ static struct bpf_program *prog_named(struct bpf_object *obj, const char *fmt,
 }
 
 /*
- * A syscall tracepoint this kernel does not have: arm64 6.1 has no
- * pkey_mprotect (no protection keys), so no sys_exit_pkey_mprotect.
+ * A tracepoint ("syscalls/sys_exit_mmap") this kernel does not have:
+ * arm64 6.1 has no pkey_mprotect (no protection keys), so no
+ * sys_exit_pkey_mprotect.
  */
-static bool tracepoint_missing(struct bpf_program *prog)
+static bool tracepoint_absent(const char *tp)
 {
-	const char *sec = bpf_program__section_name(prog);
 	char path[256];
 	struct stat st;
 
-	if (strncmp(sec, "tracepoint/", 11))
-		return false;
 	/*
 	 * stat, not access: access checks the real uid, and an agent
 	 * running as its own user with CAP_DAC_READ_SEARCH would find
 	 * every event missing in tracefs's 0700 directory.
 	 */
-	snprintf(path, sizeof(path), TRACEFS "/events/%s", sec + 11);
+	snprintf(path, sizeof(path), TRACEFS "/events/%s", tp);
 	/*
 	 * Unmounted, tracefs is an empty directory where every event looks
 	 * missing: keep the program, and let its attach fail out loud.
 	 */
 	return stat(path, &st) != 0 && errno == ENOENT &&
 	       fs_is(TRACEFS, TRACEFS_MAGIC);
+}
+
+static bool tracepoint_missing(struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return !strncmp(sec, "tracepoint/", 11) && tracepoint_absent(sec + 11);
+}
+
+static bool call_tp_missing(int call)
+{
+	char tp[64];
+
+	snprintf(tp, sizeof(tp), "syscalls/%s", call_tps[call]);
+	return tracepoint_absent(tp);
+}
+
+/* jt_exit_call where some tier takes one of its exits this kernel has. */
+static void select_calls(struct jt_probes *p)
+{
+	struct bpf_program *prog = p->skel->progs.jt_exit_call;
+	int i;
+
+	for (i = 0; i < CALL_MAX; i++)
+		if (p->call_tps & 1u << i && call_tp_missing(i))
+			p->call_tps &= ~(1u << i);
+	bpf_program__set_autoload(prog, p->call_tps);
+	bpf_program__set_autoattach(prog, false);
+}
+
+static int attach_calls(struct jt_probes *p)
+{
+	struct bpf_program *prog = p->skel->progs.jt_exit_call;
+	struct bpf_link *l;
+	int i, err;
+
+	for (i = 0; i < CALL_MAX; i++) {
+		if (!(p->call_tps & 1u << i))
+			continue;
+		if (p->nlinks >= JT_MAX_LINKS)
+			return -E2BIG;
+		l = bpf_program__attach_tracepoint(prog, "syscalls",
+						   call_tps[i]);
+		if (!l) {
+			err = -errno;
+			fprintf(stderr,
+				"jittrace: tracepoint syscalls/%s: %s\n",
+				call_tps[i], strerror(-err));
+			return err;
+		}
+		p->links[p->nlinks++] = l;
+	}
+	return 0;
 }
 
 static void set_autoload(struct bpf_object *obj, const char *fmt,
@@ -695,8 +765,8 @@ static int attach_kprobes(struct jt_probes *p)
  */
 static const char *const fexit_syscall_fns[] = { "vfs_write", "do_shmat",
 						 "ksys_shmdt" };
-static const char *const syscall_tps[] = { "jt_exit_write", "jt_exit_shmat",
-					   "jt_exit_shmdt" };
+/* Their tracepoints' programs; shmat's exit is jt_exit_call's. */
+static const char *const syscall_tps[] = { "jt_exit_write", "jt_exit_shmdt" };
 
 static void select_syscall_exits(struct jt_probes *p)
 {
@@ -708,11 +778,13 @@ static void select_syscall_exits(struct jt_probes *p)
 	for (i = 0; i < 3 && p->fexit_syscalls; i++)
 		if (jt_probe_kernel_fn(fexit_syscall_fns[i]))
 			p->fexit_syscalls = false;
-	for (i = 0; i < 3; i++) {
-		set_autoload(obj, "%s", syscall_tps[i], !p->fexit_syscalls);
+	for (i = 0; i < 3; i++)
 		set_autoload(obj, "jt_fx_%s", fexit_syscall_fns[i],
 			     p->fexit_syscalls);
-	}
+	for (i = 0; i < 2; i++)
+		set_autoload(obj, "%s", syscall_tps[i], !p->fexit_syscalls);
+	if (!p->fexit_syscalls)
+		p->call_tps |= 1u << CALL_SHMAT;
 }
 
 /* Maple trees hold the VMAs since 6.1; mm_rb before. */
@@ -786,6 +858,8 @@ static void select_programs(struct jt_probes *p)
 		for (i = 0; i < 5 && hp->tp[i]; i++)
 			set_autoload(obj, "%s", hp->tp[i],
 				     t == JT_TIER_TRACEPOINT);
+		if (t == JT_TIER_TRACEPOINT)
+			p->call_tps |= hp->calls;
 		for (i = 0; i < 3 && hp->kfn[i]; i++) {
 			bool skip = p->kskip[h] & 1 << i ||
 				    xo_entry_skips(p, h, hp->kfn[i]);
@@ -825,6 +899,7 @@ static void select_programs(struct jt_probes *p)
 	}
 	select_mmap_exit(p);
 	select_syscall_exits(p);
+	select_calls(p);
 	/* exec_snap.bpf.c's jt_exec_snap takes over where it can load. */
 	if (jt_kernel_has_vma_iter())
 		bpf_program__set_autoload(p->skel->progs.jt_exec, false);
@@ -849,7 +924,20 @@ static int check_tracepoints(const struct jt_probes *p)
 	int h;
 
 	for (h = 0; h < JT_HOOK_MAX; h++) {
-		if (p->tier[h] != JT_TIER_TRACEPOINT || !hooks[h].tp[0])
+		unsigned int lost = hooks[h].calls & ~p->call_tps;
+
+		if (p->tier[h] != JT_TIER_TRACEPOINT)
+			continue;
+		if (!hooks[h].tp[0] && lost) {
+			fprintf(stderr,
+				"jittrace: the %s hook needs the tracepoint "
+				"syscalls/%s, and this kernel has none "
+				"(" TRACEFS "/events)\n",
+				jt_hook_names[h],
+				call_tps[__builtin_ctz(lost)]);
+			return -ENOENT;
+		}
+		if (!hooks[h].tp[0])
 			continue;
 		prog = prog_named(p->skel->obj, "%s", hooks[h].tp[0]);
 		if (!prog || bpf_program__autoload(prog) ||
@@ -1159,6 +1247,8 @@ int jt_probes_attach(struct jt_probes *p)
 {
 	int err = jittrace_bpf__attach(p->skel);
 
+	if (!err)
+		err = attach_calls(p);
 	if (!err)
 		err = attach_kprobes(p);
 	if (!err && p->snap)

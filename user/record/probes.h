@@ -43,6 +43,8 @@ struct jt_probes {
 	char why[JT_HOOK_MAX][160]; /* why the kernel tier was not taken */
 	/* Per hook, its kernel functions (by index) done without. */
 	unsigned char kskip[JT_HOOK_MAX];
+	/* Syscall exits of jt_exit_call's, by bit (probes.c's call_tps). */
+	unsigned int call_tps;
 	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
 	int nlinks;
 	const volatile __u64 *lost; /* the lost map's slots, mapped */
