@@ -9,7 +9,7 @@
  * where it can. Events keep the tracepoint tier's ABI, so the model
  * cannot tell the tiers apart except by what they see.
  */
-#include "map_event.bpf.h"
+#include "lanes.bpf.h"
 #include "ktier.bpf.h"
 #include "maple.bpf.h"
 
@@ -317,7 +317,7 @@ int BPF_PROG(jt_fx_vm_mmap_pgoff, struct file *file, unsigned long addr,
 	c.flags = result_vmas(JT_EV_MMAP, c.args, ret, &c.first, &c.last);
 	if (in_execve())
 		c.flags |= JT_MF_EXEC_LOAD;
-	return emit_map_call(&c, JT_EV_MMAP, ret);
+	return jt_emit_call(&c, JT_EV_MMAP, ret);
 }
 
 /*
@@ -474,7 +474,7 @@ static __always_inline int mprotect_lookup_exit(const struct kargs *k, int ret)
 	mprotect_args(c.args, k);
 	c.time = bpf_ktime_get_ns();
 	c.flags = result_vmas(JT_EV_MPROTECT, c.args, ret, &c.first, &c.last);
-	return emit_map_call(&c, JT_EV_MPROTECT, ret);
+	return jt_emit_call(&c, JT_EV_MPROTECT, ret);
 }
 
 static __always_inline int ret_do_mprotect_pkey(const struct kargs *k,
@@ -534,7 +534,7 @@ static __always_inline int munmap_exit_only(const struct kargs *k, __u64 ret)
 	c.args[1] = k->a[1];
 	c.flags = in_execve() ? JT_MF_EXEC_LOAD : 0;
 	c.time = bpf_ktime_get_ns();
-	return emit_map_call(&c, JT_EV_MUNMAP, (int)ret);
+	return jt_emit_call(&c, JT_EV_MUNMAP, (int)ret);
 }
 
 static __always_inline int ret___vm_munmap(const struct kargs *k, __u64 ret)

@@ -97,8 +97,9 @@ struct jt_config {
  * own cache line. Both count records and never wrap.
  */
 struct jt_lane_ends {
-	__u64 head; /* records written */
-	__u64 pad0[7];
+	__u64 head;    /* records written */
+	__u64 writers; /* programs in flight on a shared lane (lanes.bpf.h) */
+	__u64 pad0[6];
 	__u64 tail; /* records read */
 	__u64 pad1[7];
 };

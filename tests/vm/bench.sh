@@ -7,7 +7,8 @@
 # later; counted, a row's runs mostly agree to a few tenths of a percent,
 # with an outlier now and then (one run 3.6% or 18% below its median):
 # rows are read by their medians and paired differences.
-# usage: bench.sh BUILD_DIR
+# usage: [RUNS=N] [ROWS="mmap programs"] bench.sh BUILD_DIR (ROWS: some of
+# bench-guest.sh's rows, all by default)
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 # As the VM suite does (run.py): a fresh machine has no qemu yet.
@@ -24,7 +25,7 @@ dir=$build/vm/$1
 sh "$here/vm.sh" prepare "$2" "$dir" || exit 1
 res=$dir/bench
 rm -rf "$res" && mkdir -p "$res"
-echo "sh $here/bench-guest.sh $build ${RUNS:-5}" >"$res/cmd.sh"
+echo "sh $here/bench-guest.sh $build ${RUNS:-5} ${ROWS:+\"$ROWS\"}" >"$res/cmd.sh"
 JT_VM_ICOUNT=1 sh "$here/vm.sh" run "$dir" "$res" 3600 || exit 1
 echo "probe tiers on $(cat "$dir/release") under qemu TCG, one vCPU, ns counting" \
 	"instructions (${RUNS:-5} runs each):"

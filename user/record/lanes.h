@@ -7,6 +7,7 @@
 #ifndef JT_RECORD_LANES_H
 #define JT_RECORD_LANES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "jt_abi.h"
@@ -14,6 +15,7 @@
 struct jt_lanes {
 	uint32_t slots; /* records per CPU; 0: no lanes, all in the ring */
 	uint32_t ncpus;
+	bool kernel_tier; /* written by the kernel tier's exits (shared) */
 	const struct jt_map_event *recs; /* ncpus * slots, mapped */
 	struct jt_lane_ends *ends;	 /* ncpus, mapped */
 	size_t recs_bytes, ends_bytes;

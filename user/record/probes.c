@@ -1083,16 +1083,34 @@ static int map_lost(struct jt_probes *p)
 	return 0;
 }
 
+/*
+ * JT_TEST_LANE_TAKEN=1: every shared lane looks as if a writer were in
+ * flight on it, which otherwise takes a preemption part way through a
+ * record; each kernel-tier exit then gives its record to the ring.
+ */
+static void test_lanes_taken(struct jt_lanes *l)
+{
+	uint32_t cpu;
+
+	for (cpu = 0;
+	     l->kernel_tier && getenv("JT_TEST_LANE_TAKEN") && cpu < l->ncpus;
+	     cpu++)
+		__atomic_store_n(&l->ends[cpu].writers, 1, __ATOMIC_RELAXED);
+}
+
 static int map_lanes(struct jt_probes *p)
 {
+	uint32_t kslots = p->skel->rodata->jt_klane_slots;
 	int err = jt_lanes_map(&p->lanes, bpf_map__fd(p->skel->maps.lane_recs),
 			       bpf_map__fd(p->skel->maps.lane_ends),
-			       p->skel->rodata->jt_lane_slots,
+			       p->skel->rodata->jt_lane_slots | kslots,
 			       libbpf_num_possible_cpus());
 
 	if (err)
 		fprintf(stderr, "jittrace: cannot map the BPF lanes: %s\n",
 			strerror(-err));
+	p->lanes.kernel_tier = !err && kslots;
+	test_lanes_taken(&p->lanes);
 	return err;
 }
 
@@ -1135,19 +1153,33 @@ static bool tracepoint_maps(const struct jt_probes *p)
 }
 
 /*
+ * Whether a kernel-tier exit builds a mapping call's event alone
+ * (kmaps.bpf.c): it can be preempted, so lanes it writes are shared.
+ */
+static bool kernel_tier_lanes(const struct jt_probes *p)
+{
+	return exit_only_tier(p, JT_HOOK_MMAP) ||
+	       exit_only_tier(p, JT_HOOK_MPROTECT) ||
+	       exit_only_tier(p, JT_HOOK_MUNMAP);
+}
+
+/*
  * A lane per CPU that could run a program (lanes.bpf.h), where mapping
- * calls' tracepoint programs run: shm's alone are too rare to need one.
- * The legacy object keeps the ring: lanes only make a cost smaller,
- * measured on current kernels, and its 5.10 guests then test the path
- * that arm64 and the kernel tier take too.
+ * calls' tracepoint programs or kernel-tier exits run: shm's alone are
+ * too rare to need one. On the kernel tier the ring's reservation made
+ * its exits dearer than the tracepoint tier's (tests/vm/bench.sh: the
+ * mmap loop 65 instructions above it). The legacy object keeps the
+ * ring: lanes only make a cost smaller, measured on current kernels,
+ * and its 5.10 guests then test the path that arm64 takes too.
  */
 static int size_lanes(struct jt_probes *p, uint32_t ring_bytes)
 {
 	int ncpus = libbpf_num_possible_cpus();
+	bool shared = kernel_tier_lanes(p);
 	uint32_t slots;
 	int err;
 
-	if (ncpus <= 0 || p->legacy || !tracepoint_maps(p))
+	if (ncpus <= 0 || p->legacy || (!tracepoint_maps(p) && !shared))
 		return 0;
 	slots = jt_lanes_slots(ring_bytes, ncpus);
 	if (!slots)
@@ -1157,7 +1189,11 @@ static int size_lanes(struct jt_probes *p, uint32_t ring_bytes)
 		err = bpf_map__set_max_entries(p->skel->maps.lane_ends, ncpus);
 	if (err)
 		return err;
-	p->skel->rodata->jt_lane_slots = slots;
+	/* Where kernel-tier exits write lanes, they alone do. */
+	if (shared)
+		p->skel->rodata->jt_klane_slots = slots;
+	else
+		p->skel->rodata->jt_lane_slots = slots;
 	return 0;
 }
 

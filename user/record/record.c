@@ -854,8 +854,11 @@ static void say_lanes(const struct recorder *r)
 				"by the ring\n");
 	else
 		fprintf(stderr,
-			"jittrace: BPF lanes: %u records per CPU, woken at "
-			"%u; they carried %llu of the %llu BPF events\n",
+			"jittrace: BPF lanes, for the %s: %u records per CPU, "
+			"woken at %u; they carried %llu of the %llu BPF "
+			"events\n",
+			r->probes.lanes.kernel_tier ? "kernel tier's exits" :
+						      "syscall tracepoints",
 			r->probes.lanes.slots, r->probes.lanes.slots / 2,
 			(unsigned long long)r->lane_records,
 			(unsigned long long)r->bpf_records);
