@@ -283,6 +283,28 @@ def test_sampling_options_are_checked():
     assert "PMU" not in p.stderr
 
 
+def test_the_default_rate_comes_down_to_the_kernels_maximum():
+    """The kernel lowers perf_event_max_sample_rate itself where its sample
+    interrupts run long (an emulated guest on a busy host). As perf does,
+    the default -F 999 comes down to it, said once; an -F asked for above
+    it is refused (test_sampling_options_are_checked)."""
+    path = "/proc/sys/kernel/perf_event_max_sample_rate"
+    with open(path) as f:
+        top = f.read()
+    data = os.path.join(TMP, "lowered.data")
+    try:
+        with open(path, "w") as f:
+            f.write("500")
+        p = run([JT, "record", "-o", data, "--user", USER, "--", "true"])
+    finally:
+        with open(path, "w") as f:
+            f.write(top)
+    said = "lowering the default sampling rate from 999 to 500 Hz"
+    assert p.stderr.count(said) == 1, p.stderr
+    with open(data, "rb") as f:
+        assert b"\nperf.freq=500\n" in f.read()
+
+
 def test_input_that_is_not_a_file():
     _, data = record(["true"])
     want = run([JT, "maps", "-i", data, "--json"]).stdout

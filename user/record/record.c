@@ -189,13 +189,28 @@ static uint64_t max_sample_rate(void)
 	return v;
 }
 
-/* What perf checks before it opens an event, said as perf would. */
-static int check_sampling(const struct record_opts *o, bool freq_given)
+/*
+ * What perf checks before it opens an event, said as perf would. As
+ * perf does, the default rate comes down to the kernel's maximum, which
+ * the kernel lowers itself where its sample interrupts run long (an
+ * emulated arm64 guest on a busy host went to 500 Hz); one asked for
+ * with -F is refused.
+ */
+static int check_sampling(struct record_opts *o, bool freq_given)
 {
 	uint64_t max = max_sample_rate();
 
 	if (freq_given && o->perf.period)
 		return jt_cmd_error(&jt_cmd_record, "give -F or -c, not both");
+	if (!o->perf.period && !freq_given && max && o->perf.freq > max) {
+		fprintf(stderr,
+			"jittrace: lowering the default sampling rate from "
+			"%llu to %llu Hz, the kernel's maximum (kernel.perf_"
+			"event_max_sample_rate)\n",
+			(unsigned long long)o->perf.freq,
+			(unsigned long long)max);
+		o->perf.freq = max;
+	}
 	if (!o->perf.period && max && o->perf.freq > max) {
 		fprintf(stderr,
 			"jittrace: -F %llu is above the kernel's maximum "
