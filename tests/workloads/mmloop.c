@@ -247,6 +247,11 @@ int main(int argc, char **argv)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return 1;
+		/*
+		 * A fault per page, as the row says: with THP "always" (the
+		 * Debian guests), 20,000 pages took 605 faults.
+		 */
+		madvise(p, n * 4096, MADV_NOHUGEPAGE);
 		best = touch_pages(p, n);
 		munmap(p, n * 4096);
 	} else if (argc > 1 && !strcmp(argv[1], "faults")) {
