@@ -202,16 +202,9 @@ static int check_sampling(struct record_opts *o, bool freq_given)
 
 	if (freq_given && o->perf.period)
 		return jt_cmd_error(&jt_cmd_record, "give -F or -c, not both");
-	if (!o->perf.period && !freq_given && max && o->perf.freq > max) {
-		fprintf(stderr,
-			"jittrace: lowering the default sampling rate from "
-			"%llu to %llu Hz, the kernel's maximum (kernel.perf_"
-			"event_max_sample_rate)\n",
-			(unsigned long long)o->perf.freq,
-			(unsigned long long)max);
-		o->perf.freq = max;
-	}
-	if (!o->perf.period && max && o->perf.freq > max) {
+	if (o->perf.period || !max || o->perf.freq <= max)
+		return 0;
+	if (freq_given) {
 		fprintf(stderr,
 			"jittrace: -F %llu is above the kernel's maximum "
 			"sampling rate, %llu Hz (kernel.perf_event_max_sample_"
@@ -220,6 +213,12 @@ static int check_sampling(struct record_opts *o, bool freq_given)
 			(unsigned long long)max);
 		return 2;
 	}
+	fprintf(stderr,
+		"jittrace: lowering the default sampling rate from %llu to "
+		"%llu Hz, the kernel's maximum (kernel.perf_event_max_sample_"
+		"rate)\n",
+		(unsigned long long)o->perf.freq, (unsigned long long)max);
+	o->perf.freq = max;
 	return 0;
 }
 
