@@ -6,8 +6,9 @@
  * come from it, and a second call changes nothing. A host that takes
  * free pages back (a virtio balloon that reports them), and glibc's own
  * tunable, leave the heap as it was. A heap left in 4K pages is faulted
- * in by a thread as glibc grows it (jt_heap_prefault). Each test runs in
- * a child of its own: the setting is once per process.
+ * in by a thread as glibc grows it (jt_heap_prefault), and never trimmed,
+ * as the thread reads its pages. Each test runs in a child of its own:
+ * the setting is once per process.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -257,6 +258,32 @@ static void test_heap_in_4k_pages_is_populated_ahead(void **state)
 	assert_int_equal(in_child(block_populated), 0);
 }
 
+/*
+ * The thread reads each page below the break: a trim would unmap pages
+ * under it. 32 MiB freed at the top, more than glibc's trim threshold
+ * before (four pads), stay in the heap.
+ */
+static int heap_never_trimmed(void)
+{
+	char *a, *b, *end;
+	int bad = 0;
+
+	bad += check(jt_heap_prefault(PAD) == 0, "returns 0");
+	a = malloc(BLOCK);
+	b = malloc(BLOCK);
+	end = sbrk(0);
+	bad += check(a && b && b + BLOCK <= end, "both blocks from the heap");
+	free(b);
+	free(a);
+	bad += check(sbrk(0) == end, "the break stays where it was");
+	return bad;
+}
+
+static void test_heap_prefaulted_is_never_trimmed(void **state)
+{
+	assert_int_equal(in_child(heap_never_trimmed), 0);
+}
+
 static int one_cpu_left_alone(void)
 {
 	char *end = sbrk(0), *p;
@@ -292,6 +319,7 @@ int main(void)
 		cmocka_unit_test(
 			test_host_that_takes_free_pages_back_is_left_alone),
 		cmocka_unit_test(test_heap_in_4k_pages_is_populated_ahead),
+		cmocka_unit_test(test_heap_prefaulted_is_never_trimmed),
 		cmocka_unit_test(test_one_cpu_has_no_prefault_thread),
 	};
 

@@ -22,10 +22,11 @@ int jt_heap_hugepages(size_t reserve);
 int jt_heap_hugepages_at(size_t reserve, const char *balloons);
 /*
  * For a heap in 4K pages: a thread faults in what glibc adds to it, as
- * it adds it, and glibc adds pad bytes more than it needs each time.
- * Blocks up to 32 MiB come from the heap. 0 when started (or started
- * before), 1 when left alone as the process may run on one CPU only,
- * -errno on failure.
+ * it adds it, and reads each page once, and glibc adds pad bytes more
+ * than it needs each time. Blocks up to 32 MiB come from the heap, which
+ * is never trimmed: for one-shot readers, as jt_heap_hugepages. 0 when
+ * started (or started before), 1 when left alone as the process may run
+ * on one CPU only, -errno on failure.
  */
 int jt_heap_prefault(size_t pad);
 
