@@ -105,9 +105,12 @@ static int grow_top(char **top, char **end)
 
 /*
  * Every block up to glibc's largest threshold from the heap, which grows
- * by pad past what each sbrk needs, and is trimmed only past trim.
+ * by pad past what each sbrk needs, and is trimmed only past trim (never
+ * at TRIM_NEVER). The callers keep both within an int, as mallopt takes.
  */
-static bool blocks_from_heap(size_t trim, size_t pad)
+#define TRIM_NEVER (-1) /* mallopt(3) */
+
+static bool blocks_from_heap(int trim, int pad)
 {
 	return mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_MAX) &&
 	       mallopt(M_TRIM_THRESHOLD, trim) && mallopt(M_TOP_PAD, pad);
@@ -139,7 +142,7 @@ int jt_heap_hugepages_at(size_t reserve, const char *balloons)
 	 * top is trimmed only past twice the reserve: at the reserve, the
 	 * first free into the top gave the reserve back.
 	 */
-	if (!blocks_from_heap(2 * reserve, reserve))
+	if (!blocks_from_heap((int)(2 * reserve), (int)reserve))
 		return -EINVAL;
 	err = grow_top(&top, &end);
 	mallopt(M_TOP_PAD, TOP_PAD_DEFAULT);
@@ -240,10 +243,9 @@ int jt_heap_prefault(size_t pad)
 		return 1;
 	/*
 	 * Blocks up to 32 MiB from the heap, so the thread sees them too;
-	 * never trimmed ((size_t)-1 is mallopt's -1), as the thread reads
-	 * pages below the break.
+	 * never trimmed, as the thread reads pages below the break.
 	 */
-	if (!blocks_from_heap((size_t)-1, pad))
+	if (!blocks_from_heap(TRIM_NEVER, (int)pad))
 		return -EINVAL;
 	/* The top glibc has not handed out yet is untouched too. */
 	from = current_break() - mallinfo2().keepcost;
