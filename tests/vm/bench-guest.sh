@@ -51,23 +51,32 @@ interleave() {
 	done
 }
 
-# The loop ($kind $n) under tier $1, or under none.
+# The loop ($kind $n) under tier $1, under none, or under perf -d (the
+# issue's baseline on the host: perf record -d on the same loop).
 tier_run() {
 	case $1 in
 	none) $as_user $wl "$kind" "$n" ;;
+	perf) perf record -q -d -o "$tmp/p.data" -- $as_user $wl "$kind" \
+		"$n" 2>/dev/null ;;
 	*) "$build/jittrace" record --tier "$1" $flags -o "$tmp/b.data" \
 		--user nobody -- $wl "$kind" "$n" 2>/dev/null ;;
 	esac | ns_per_op
 }
 
+# usage: bench KIND N LABEL FLAGS [perf]: with perf, perf -d's runs
+# interleave too, and each tier is set against them run by run.
 bench() {
-	kind=$1 n=$2 flags=$4
-	interleave tier_run none tracepoint fentry kprobe
+	kind=$1 n=$2 flags=$4 base=$5
+	interleave tier_run none tracepoint fentry kprobe $base
 	echo "$3"
-	for t in none tracepoint fentry kprobe; do
+	for t in none tracepoint fentry kprobe $base; do
 		line $t "$tmp/$t" "$tmp/none"
 	done
 	paired "fentry - tracepoint" "$tmp/fentry" "$tmp/tracepoint"
+	[ -n "$base" ] || return 0
+	for t in tracepoint fentry kprobe; do
+		paired "$t - perf -d" "$tmp/$t" "$tmp/perf"
+	done
 }
 
 # A bystander: the loop in a process nobody traces while tier $1
@@ -143,7 +152,7 @@ programs() {
 
 # 60,000 loops: the fastest block of 20,000 still overlapped the
 # recorder's start-up on the other vCPU in some runs of every tier.
-want mmap && bench calls 60000 "mmap+mprotect+munmap (per loop)" ""
+want mmap && bench calls 60000 "mmap+mprotect+munmap (per loop)" "" perf
 want floor && floor calls 60000 "mmap+mprotect+munmap (per loop)"
 want programs && programs
 want touch &&

@@ -149,7 +149,11 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 		snprintf(buf, len, "sched tracepoints (stable everywhere)");
 		return;
 	}
-	if (p->tier[h] == JT_TIER_TRACEPOINT)
+	if (p->kprobes_passed & (1u << h))
+		n = snprintf(buf, len,
+			     "kprobes passed over, dearer than the syscall "
+			     "tracepoint (--tier kprobe takes them); ");
+	else if (p->tier[h] == JT_TIER_TRACEPOINT)
 		n = snprintf(buf, len, "kernel tier refused: ");
 	else
 		n = snprintf(buf, len, "on");

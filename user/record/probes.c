@@ -70,6 +70,8 @@ struct hook_progs {
 	 */
 	const char *xo_maple;
 	unsigned int xo_tree;
+	/* auto takes its syscall tracepoint over kprobes (choose()) */
+	bool tp_before_kprobe;
 };
 
 /*
@@ -94,7 +96,8 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   { "mmap_region" },
 			   JT_XO_MMAP,
 			   "perf_event_mmap",
-			   JT_XO_TREE_MMAP },
+			   JT_XO_TREE_MMAP,
+			   .tp_before_kprobe = true },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect" },
@@ -103,20 +106,24 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			       { "mprotect_fixup", "do_mprotect_pkey" },
 			       JT_XO_MPROTECT,
 			       "mprotect_fixup",
-			       JT_XO_TREE_MPROTECT },
+			       JT_XO_TREE_MPROTECT,
+			       .tp_before_kprobe = true },
 	[JT_HOOK_MUNMAP] = { { "__vm_munmap" },
 			     { "__vm_munmap" },
 			     { "jt_exit_munmap" },
 			     0,
 			     NULL,
 			     { "__vm_munmap" },
-			     JT_XO_MUNMAP },
+			     JT_XO_MUNMAP,
+			     .tp_before_kprobe = true },
 	[JT_HOOK_MREMAP] = { { "sys_mremap" },
 			     { "sys_mremap" },
-			     .calls = 1u << CALL_MREMAP },
+			     .calls = 1u << CALL_MREMAP,
+			     .tp_before_kprobe = true },
 	[JT_HOOK_BRK] = { { "sys_brk" },
 			  { "sys_brk" },
-			  .calls = 1u << CALL_BRK },
+			  .calls = 1u << CALL_BRK,
+			  .tp_before_kprobe = true },
 	[JT_HOOK_FORK] = { .tp = { "jt_fork" } },
 	[JT_HOOK_EXEC] = { .tp = { "jt_exec" } },
 	[JT_HOOK_EXIT] = { .tp = { "jt_exit", "jt_exit_group" } },
@@ -587,6 +594,29 @@ static enum jt_tier tracepoints(struct jt_probes *p, int h)
 	return JT_TIER_NONE;
 }
 
+/*
+ * A mapping call's kprobes cost more than its syscall tracepoint: an
+ * entry and a return probe on each of its functions, run for every
+ * process on the machine. On 6.1 under tests/vm/bench.sh (instructions
+ * a loop of mmap+mprotect+munmap) the kprobe tier added 8,366 to the
+ * loop, the tracepoint tier 3,001 and perf -d 3,349; the same loop in a
+ * process nobody traced ran 1.21 times as long under kprobes, 1.05 under
+ * the tracepoints. What kprobes add is a read under mmap_lock, which the
+ * fentry tier of 6.1+ gave up for less cost as well. So auto passes them
+ * over where the tracepoint tier's lookups are bpf_find_vma's; the
+ * legacy object's walk the rb-tree unlocked, and there kprobes read
+ * under the lock. COW keeps kprobes: the page fault tracepoints run on
+ * every fault of the machine.
+ */
+static bool kprobes_passed_over(struct jt_probes *p, int h, enum jt_tier_want w)
+{
+	if (w != JT_WANT_AUTO || !hooks[h].tp_before_kprobe ||
+	    jt_kfeatures_legacy())
+		return false;
+	p->kprobes_passed |= 1u << h;
+	return true;
+}
+
 static enum jt_tier choose(struct jt_probes *p, int h, enum jt_tier_want w)
 {
 	if (!hooks[h].kfn[0] || w == JT_WANT_TRACEPOINT)
@@ -596,7 +626,8 @@ static enum jt_tier choose(struct jt_probes *p, int h, enum jt_tier_want w)
 		return JT_TIER_FENTRY;
 	if (w != JT_WANT_FENTRY &&
 	    tier_works(p, h, "kprobe", jt_probe_kprobe_fn))
-		return JT_TIER_KPROBE;
+		return kprobes_passed_over(p, h, w) ? JT_TIER_TRACEPOINT :
+						      JT_TIER_KPROBE;
 	return w == JT_WANT_AUTO ? tracepoints(p, h) : JT_TIER_NONE;
 }
 
@@ -604,6 +635,7 @@ int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow)
 {
 	int h, err = 0;
 
+	p->kprobes_passed = 0;
 	for (h = 0; h < JT_HOOK_MAX; h++) {
 		p->why[h][0] = 0;
 		if (h == JT_HOOK_COW && !cow) {

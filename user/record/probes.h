@@ -41,6 +41,8 @@ struct jt_probes {
 	struct ring_buffer *rb;
 	enum jt_tier tier[JT_HOOK_MAX];
 	char why[JT_HOOK_MAX][160]; /* why the kernel tier was not taken */
+	/* Hooks whose working kprobes auto passed over, by bit. */
+	unsigned int kprobes_passed;
 	/* Per hook, its kernel functions (by index) done without. */
 	unsigned char kskip[JT_HOOK_MAX];
 	/* Syscall exits of jt_exit_call's, by bit (probes.c's call_tps). */

@@ -124,8 +124,9 @@ static const struct jt_opt record_opts[] = {
 	  "VMA lookup per write fault" },
 	{ 0, 'T', "tier", "TIER",
 	  "probes: auto (default: per hook, fentry, then kprobe, then "
-	  "tracepoints), kernel (fentry or kprobe, else fail), fentry, kprobe "
-	  "or tracepoint",
+	  "tracepoints; a mapping call's syscall tracepoint before its "
+	  "kprobes), kernel (fentry or kprobe, else fail), fentry, kprobe or "
+	  "tracepoint",
 	  JT_ARG_WORD, jt_tier_wants },
 	{ 'p', 0, "pid", "PID", "attach to a running process", JT_ARG_PID },
 	{ 'a', 0, "all-cpus", NULL, "every process on the system" },
