@@ -8,9 +8,11 @@
 # one vCPU the recorder's own work stops the loop now and then. The
 # fentry tier is also set against the tracepoint tier run by run
 # (paired.sh).
-# usage: bench-guest.sh BUILD RUNS [ROWS], ROWS a quoted list of
-# mmap floor programs touch filetouch bystander (all by default)
+# usage: [TIERS="tracepoint kprobe"] bench-guest.sh BUILD RUNS [ROWS], ROWS
+# a quoted list of mmap floor programs touch filetouch bystander (all by
+# default); TIERS, the tiers this kernel has (all three by default)
 build=$1 runs=${2:-5} rows=${3:-mmap floor programs touch filetouch bystander}
+tiers=${TIERS:-tracepoint fentry kprobe}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/bench/paired.sh"
 wl=$build/workloads/mmloop
@@ -18,6 +20,7 @@ tmp=$(mktemp -d)
 as_user="setpriv --reuid $(id -u nobody) --regid $(id -g nobody) --clear-groups"
 
 want() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
+has() { case " $tiers " in *" $1 "*) return 0 ;; esac; return 1; }
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
@@ -67,14 +70,15 @@ tier_run() {
 # interleave too, and each tier is set against them run by run.
 bench() {
 	kind=$1 n=$2 flags=$4 base=$5
-	interleave tier_run none tracepoint fentry kprobe $base
+	interleave tier_run none $tiers $base
 	echo "$3"
-	for t in none tracepoint fentry kprobe $base; do
+	for t in none $tiers $base; do
 		line $t "$tmp/$t" "$tmp/none"
 	done
-	paired "fentry - tracepoint" "$tmp/fentry" "$tmp/tracepoint"
+	has fentry && paired "fentry - tracepoint" "$tmp/fentry" "$tmp/tracepoint"
+	has kprobe && paired "kprobe - tracepoint" "$tmp/kprobe" "$tmp/tracepoint"
 	[ -n "$base" ] || return 0
-	for t in tracepoint fentry kprobe; do
+	for t in $tiers; do
 		paired "$t - perf -d" "$tmp/$t" "$tmp/perf"
 	done
 }
@@ -103,11 +107,11 @@ bystander() {
 	kind=$1 n=$2
 	sleep 1000 &
 	other=$!
-	interleave bystander_run none tracepoint fentry kprobe
+	interleave bystander_run none $tiers
 	kill $other
 	base=$(median <"$tmp/none")
 	echo "$3 in an untraced process, the tier recording -p OTHER"
-	for t in none tracepoint fentry kprobe; do
+	for t in none $tiers; do
 		awk -v t=$t -v v="$(median <"$tmp/$t")" -v b="$base" 'BEGIN {
 			printf "  %-10s %10.0f ns/op  ratio %.3f\n", t, v, v / b }'
 	done
@@ -126,12 +130,14 @@ floor_run() {
 
 floor() {
 	kind=$1 n=$2
-	modes="none empty fexit-empty ring fexit-ring"
+	modes="none empty ring"
+	has fentry && modes="none empty fexit-empty ring fexit-ring"
 	interleave floor_run $modes
 	echo "$3: bare hooks, the floor (tracepoint: empty, ring; fexit: fexit-*)"
 	for m in $modes; do
 		line $m "$tmp/$m" "$tmp/none"
 	done
+	has fentry || return 0
 	paired "fexit-empty - empty" "$tmp/fexit-empty" "$tmp/empty"
 	paired "fexit-ring - ring" "$tmp/fexit-ring" "$tmp/ring"
 }
@@ -139,7 +145,8 @@ floor() {
 # Which programs each tier runs on the mmap loop: each runs once or more
 # a loop, so their rates show how many a loop takes, and their own cost.
 programs() {
-	for t in tracepoint fentry; do
+	for t in $tiers; do
+		[ $t = kprobe ] && continue
 		echo "programs the $t tier ran on the mmap loop (bpf_stats; equal rates: as often as each other)"
 		python3 "$root/tests/bench/bpf_stats.py" "$build" 5 10 -- \
 			"$build/jittrace" record --tier $t -o "$tmp/s.data" \
