@@ -6,8 +6,8 @@
 # (vm.sh, JT_VM_ICOUNT), so only ratios mean anything. The mmap and page
 # loops count each run's fastest block of 1,000 calls or pages: on the
 # one vCPU the recorder's own work stops the loop now and then. The
-# fentry tier is also set against the tracepoint tier run by run
-# (paired.sh).
+# fentry and kprobe tiers are also set against the tracepoint tier run
+# by run (paired.sh), and on the mmap loop every tier against perf -d.
 # usage: [TIERS="tracepoint kprobe"] bench-guest.sh BUILD RUNS [ROWS], ROWS
 # a quoted list of mmap floor programs touch filetouch bystander (all by
 # default); TIERS, the tiers this kernel has (all three by default)
@@ -69,15 +69,15 @@ tier_run() {
 # usage: bench KIND N LABEL FLAGS [perf]: with perf, perf -d's runs
 # interleave too, and each tier is set against them run by run.
 bench() {
-	kind=$1 n=$2 flags=$4 base=$5
-	interleave tier_run none $tiers $base
+	kind=$1 n=$2 flags=$4 perf=$5
+	interleave tier_run none $tiers $perf
 	echo "$3"
-	for t in none $tiers $base; do
+	for t in none $tiers $perf; do
 		line $t "$tmp/$t" "$tmp/none"
 	done
 	has fentry && paired "fentry - tracepoint" "$tmp/fentry" "$tmp/tracepoint"
 	has kprobe && paired "kprobe - tracepoint" "$tmp/kprobe" "$tmp/tracepoint"
-	[ -n "$base" ] || return 0
+	[ -n "$perf" ] || return 0
 	for t in $tiers; do
 		paired "$t - perf -d" "$tmp/$t" "$tmp/perf"
 	done
