@@ -29,6 +29,9 @@
 struct mm_struct___legacy {
 	struct rb_root mm_rb;
 	struct vm_area_struct *mmap;
+	atomic_t mm_users;
+	struct rw_semaphore mmap_lock;
+	u64 vmacache_seqnum;
 } __attribute__((preserve_access_index));
 
 struct vm_area_struct___legacy {
@@ -127,6 +130,7 @@ struct jt_path_walk {
 struct jt_scratch {
 	char path[2 * JT_PATH_MAX];
 	struct jt_path_walk walk; /* the legacy object's path walk */
+	__u64 span[16]; /* and its VMA lookup's reads (vma_find.bpf.h) */
 	union {
 		struct jt_map_event map;
 		struct jt_exec_event exec;

@@ -228,7 +228,8 @@ static __always_inline bool tree_vma(struct vma_ctx *out, __u64 addr)
 	struct vma_ctx vc = {};
 
 #ifdef JT_LEGACY
-	if (jt_find_vma_once(addr, &vc))
+	/* Not jt_find_vma_once: our own write lock would make it busy. */
+	if (jt_rb_find_vma_locked(addr, &vc))
 		return false;
 #else
 	if (jt_maple_find_vma(addr, &vc))

@@ -136,16 +136,17 @@ static __always_inline void snapshot_vmas(__u64 time)
 {
 	struct mm_struct *mm = BPF_CORE_READ(jt_current(), mm);
 	struct snap_walk *w = snap_walk();
+	struct jt_scratch *s = jt_scratch();
 	struct vm_area_struct *v;
 	int i;
 
-	if (!w)
+	if (!w || !s)
 		return;
 	snap_fill_mm(w, mm, time);
 	v = BPF_CORE_READ((struct mm_struct___legacy *)mm, mmap);
 	for (i = 0; i < SNAP_MAX && v; i++) {
-		vma_cb(NULL, v, &w->c);
-		snap_out(w);
+		if (jt_rb_vma(&w->c, v, s->span))
+			snap_out(w);
 		v = BPF_CORE_READ((struct vm_area_struct___legacy *)v, vm_next);
 	}
 }

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 from jt import JT, ROOT, TMP, WL, Skip, record, run
+from test_bpf_objects import bodies, cfg_5_10
 
 
 def cross_build():
@@ -71,3 +72,13 @@ def test_arm64_build_says_it_cannot_unwind_x86_stacks():
     assert rows == [ln for ln in foreign.splitlines() if ln and not ln.startswith("#")]
     print(f"    arm64 build on an x86-64 -g recording: {got[1]} stacks not "
           f"unwound, each said so; the native build unwound {n[2]} complete")
+
+
+def test_arm64_legacy_loops_pass_the_5_10_verifiers_cfg_check():
+    """Debian 11's arm64 kernel is 5.10 too: the legacy object built for
+    arm64 gets the check its x86 twin does (test_bpf_objects.py)."""
+    out = cross_build()
+    funcs = bodies(os.path.join(out, "jittrace_legacy.bpf.o"))
+    assert len(funcs) > 20, list(funcs)
+    bad = {f: err for f, ins in funcs.items() if (err := cfg_5_10(ins))}
+    assert not bad, bad

@@ -2,10 +2,11 @@
 """What the verifier of every kernel we support checks, checked on the
 objects as built: no program's chain of BPF-to-BPF calls (and bpf_loop
 callbacks) may take more than 512 bytes of stack, each frame rounded up
-to 32 as the verifier rounds it. The legacy object only loads on 5.10,
-which only the VM suite boots; this is the same check, made here in
-milliseconds, from llvm-objdump's disassembly. And how much the verifier
-checks when record loads them, which start-up waits for."""
+to 32 as the verifier rounds it; and the legacy object's loops must
+pass 5.10's check of the control flow. The legacy object only loads on
+5.10, which only the VM suite boots; these are the same checks, made
+here in milliseconds, from llvm-objdump's disassembly. And how much the
+verifier checks when record loads them, which start-up waits for."""
 import ctypes
 import os
 import re
@@ -163,6 +164,104 @@ def test_the_stack_check_counts_subprograms_and_callbacks():
     total, chain = deepest("prog", depth, calls)
     assert total == 160 + 320, chain
 
+
+
+GOTO = re.compile(r"goto ([+-]\d+)")
+DISCOVERED, EXPLORED, FALLTHROUGH, BRANCH = 0x10, 0x20, 1, 2
+
+
+def bodies(obj):
+    """Each function's instructions: [(index, text)], as objdump gives them."""
+    names = set(functions(obj).values())
+    out, cur = {}, None
+    for line in objdump("-d", "--no-show-raw-insn", obj).splitlines():
+        m = LABEL.match(line)
+        if m and m.group(1) in names:
+            cur = m.group(1)
+            out[cur] = []
+            continue
+        m = INSN.match(line)
+        if m and cur:
+            out[cur].append((int(m.group(1)), m.group(2).strip()))
+    return out
+
+
+def cfg_5_10(insns):
+    """5.10's check_cfg (kernel/bpf/verifier.c), its depth-first walk
+    step for step: a back-edge is allowed from a jump only; one that is a
+    call's or any other instruction's fall-through fails the load
+    ("back-edge from insn T to W"). Later kernels allow them all. None,
+    or that message."""
+    text = dict(insns)
+    idx = [i for i, _ in insns]
+    nxt = dict(zip(idx, idx[1:] + [None]))  # ld_imm64 takes two slots
+    state, stack = {idx[0]: DISCOVERED}, [idx[0]]
+
+    def push(t, w, e, loop_ok):
+        if state.get(t, 0) >= DISCOVERED | e:
+            return 0
+        if w not in text:
+            raise ValueError(f"jump out of range from insn {t} to {w}")
+        if not state.get(w):
+            state[t], state[w] = DISCOVERED | e, DISCOVERED
+            stack.append(w)
+            return 1
+        if state[w] & 0xF0 == DISCOVERED and not loop_ok:
+            raise ValueError(f"back-edge from insn {t} to {w} ({text[t]})")
+        if state[w] == EXPLORED:
+            state[t] = DISCOVERED | e
+        return 0
+
+    try:
+        while stack:
+            t = stack[-1]
+            s = text[t]
+            if s.startswith("goto "):
+                pushed = push(t, t + int(GOTO.search(s).group(1)) + 1,
+                              FALLTHROUGH, True)
+            elif s.startswith("if ") and "goto " in s:
+                pushed = push(t, nxt[t], FALLTHROUGH, True) or \
+                    push(t, t + int(GOTO.search(s).group(1)) + 1, BRANCH, True)
+            elif s != "exit":
+                pushed = push(t, nxt[t], FALLTHROUGH, False)
+            else:
+                pushed = 0
+            if not pushed:
+                state[t] = EXPLORED
+                stack.pop()
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def test_legacy_loops_pass_the_5_10_verifiers_cfg_check():
+    """The legacy object's bounded loops (the rb-tree walk, the path walk)
+    as 5.10 checks them: clang may enter a loop at its head and send the
+    back-edge to a block that falls through into it, which later kernels
+    take and 5.10 refused (\"back-edge from insn 1944 to 1945\")."""
+    funcs = bodies(os.path.join(BUILD, "jittrace_legacy.bpf.o"))
+    assert len(funcs) > 20, list(funcs)
+    bad = {f: err for f, ins in funcs.items() if (err := cfg_5_10(ins))}
+    assert not bad, bad
+    print(f"{len(funcs)} functions pass 5.10's control-flow check")
+
+
+def test_the_cfg_check_finds_a_back_edge_by_fall_through():
+    """The checker itself: a loop closed by a jump to its head passes;
+    the same loop entered at its head (2) and closed by a jump to a block
+    (1) that falls through into the head, by a store or a call, is
+    refused."""
+    head = [(0, "r1 = 0"), (1, "r1 += 1"), (2, "if r1 > 9 goto +1 <x>"),
+            (3, "goto -3 <x>"), (4, "exit")]
+    assert cfg_5_10(head) is None, cfg_5_10(head)
+    fall = [(0, "goto +1 <x>"), (1, "*(u64 *)(r10 - 8) = r1"),
+            (2, "r1 += 1"), (3, "if r1 > 9 goto +1 <x>"),
+            (4, "goto -4 <x>"), (5, "exit")]
+    assert cfg_5_10(fall) == \
+        "back-edge from insn 1 to 2 (*(u64 *)(r10 - 8) = r1)", cfg_5_10(fall)
+    call = [(0, "goto +1 <x>"), (1, "call 113"), (2, "r1 += 1"),
+            (3, "if r1 > 9 goto +1 <x>"), (4, "goto -4 <x>"), (5, "exit")]
+    assert cfg_5_10(call) == "back-edge from insn 1 to 2 (call 113)", cfg_5_10(call)
 
 # struct bpf_prog_info (uapi/linux/bpf.h), which only grows at its end.
 PROG_INFO_LEN, PROG_INFO_NAME, PROG_INFO_VERIFIED = 232, 64, 216

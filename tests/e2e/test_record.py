@@ -560,14 +560,13 @@ def test_a_full_lane_hands_its_calls_to_the_ring():
     loops = 20000
     out, err, data = record_with_reader_stopped(
         ["-v", "--bpf-ring", "16384"], ["calls", str(loops)])
-    if platform.machine() != "x86_64" or "programs=legacy" in err or \
+    if platform.machine() != "x86_64" or \
             not all(f"{h}=tracepoint" in err or f"{h}=fentry" in err
                     for h in ("mmap", "mprotect", "munmap")):
         assert "BPF lanes: none; every event came by the ring" in err, \
             err[-3000:]
-        raise Skip("lanes are x86-64's, on the current BPF object, for "
-                   "the syscall tracepoints' programs and the fentry "
-                   "tier's exits")
+        raise Skip("lanes are x86-64's, for the syscall tracepoints' "
+                   "programs and the fentry tier's exits")
     m = re.search(r"BPF lanes, for the [^:]+: (\d+) records per CPU, woken at "
                   r"(\d+); they carried (\d+) of the (\d+) BPF events", err)
     assert m, err[-3000:]

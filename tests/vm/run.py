@@ -256,19 +256,14 @@ def check_doctor(name, res, tests):
             elif fn and tier == "kprobe":
                 assert fn in on, (hook, why)
         # auto passes a mapping call's working kprobes over for its
-        # syscall tracepoint, but for the legacy object, whose tracepoint
-        # tier walks the VMA tree unlocked (probes.c, choose()).
-        legacy = re.search(r"^  programs +legacy ", text, re.M)
+        # syscall tracepoint, on the legacy object too (probes.c, choose()).
         kprobes = any(tier == "kprobe" for _, tier, _ in hooks)
         for hook, tier, why in hooks:
             if hook in ("fork", "exec", "exit", "cow"):
                 continue
             passed = "kprobes passed over" in why
-            if legacy:
-                assert not passed, (hook, why)
-            else:
-                assert tier != "kprobe", (hook, why)
-                assert passed == (tier == "tracepoint" and kprobes), (hook, why)
+            assert tier != "kprobe", (hook, why)
+            assert passed == (tier == "tracepoint" and kprobes), (hook, why)
         report("ok", f"{name}:doctor", f"exit {rc}; missing: {', '.join(missing) or 'none'}")
     except (AssertionError, OSError, ValueError, AttributeError) as e:
         report("FAIL", f"{name}:doctor", str(e)[-600:] + verifier_said(res))
