@@ -393,6 +393,7 @@ static __always_inline void jt_fill_vma(struct jt_vma *out,
 }
 
 #define JT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define JT_MIN(a, b) ((a) < (b) ? (a) : (b))
 /* Spans past these (the fields 168 and 72 bytes in on 6.1) read by field */
 #define JT_VMA_SPAN 192
 #define JT_INODE_SPAN 96

@@ -48,7 +48,6 @@ struct find_retry {
 #ifdef JT_LEGACY
 /* An rb-tree of 65530 VMAs (max_map_count) is at most 32 deep. */
 #define JT_RB_DEPTH 40
-#define JT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define JT_SPAN_BYTES sizeof(((struct jt_scratch *)0)->span)
 /* The field at offset off of a span read from offset lo. */
 #define JT_SPAN_AT(buf, lo, off, type)                                         \
@@ -68,22 +67,21 @@ static __always_inline bool jt_span(__u64 *buf, const void *p, __u32 lo,
 }
 
 /*
- * Where a level of the walk finds a VMA's bounds and its node's
+ * Where a level of the walk finds a VMA's node, bounds and the node's
  * children, in bytes from the VMA: worked out once a walk, as 64-bit
  * values the verifier keeps exact across the loop.
  */
 struct jt_rb_offs {
-	__u64 start, end, left, right, span;
+	__u64 rb, start, end, left, right, span;
 };
 
 static __always_inline void jt_rb_offs(struct jt_rb_offs *o)
 {
-	__u64 rb = bpf_core_field_offset(struct vm_area_struct___legacy, vm_rb);
-
+	o->rb = bpf_core_field_offset(struct vm_area_struct___legacy, vm_rb);
 	o->start = bpf_core_field_offset(struct vm_area_struct, vm_start);
 	o->end = bpf_core_field_offset(struct vm_area_struct, vm_end);
-	o->left = rb + bpf_core_field_offset(struct rb_node, rb_left);
-	o->right = rb + bpf_core_field_offset(struct rb_node, rb_right);
+	o->left = o->rb + bpf_core_field_offset(struct rb_node, rb_left);
+	o->right = o->rb + bpf_core_field_offset(struct rb_node, rb_right);
 	/* Read from the VMA's start: on 5.x the four lie in its first 56. */
 	o->span =
 		JT_MAX(JT_MAX(o->start, o->end), JT_MAX(o->left, o->right)) + 8;
@@ -159,15 +157,13 @@ static __always_inline bool jt_rb_vma(struct vma_ctx *c,
 static __always_inline long jt_rb_walk(struct rb_node *n, __u64 addr,
 				       struct vma_ctx *c, __u64 *buf)
 {
-	__u32 o_rb =
-		bpf_core_field_offset(struct vm_area_struct___legacy, vm_rb);
 	struct jt_rb_offs o;
 	struct jt_rb_level l;
 	int i;
 
 	jt_rb_offs(&o);
 	for (i = 0; i < JT_RB_DEPTH; i++) {
-		struct vm_area_struct *v = (void *)n - o_rb;
+		struct vm_area_struct *v = (void *)n - o.rb;
 
 		if (!n)
 			return -ENOENT;
