@@ -20,8 +20,6 @@
 #define MAP_FIXED 0x10
 #define MAP_ANONYMOUS 0x20
 
-/* Arity of mprotect_fixup on this kernel (6 before 6.2, then 7). */
-const volatile __u32 mprotect_fixup_argc = 7;
 /* Probed as a clone without its pkey argument (jt_kfn_target). */
 const volatile __u32 mprotect_no_pkey;
 /* enum jt_exit_only: hooks the fentry tier takes without entry programs. */
@@ -393,12 +391,25 @@ static __always_inline struct kcall *mprotect_call(bool piece)
 	return piece && !in_mprotect() ? NULL : kcall_begin(JT_EV_MPROTECT);
 }
 
+/*
+ * mprotect_fixup's argument i as numbered in (vma, pprev, start, end,
+ * newflags), its arguments to 6.0: 6.1 put tlb first, and 6.2 vmi too.
+ * The loader reads its arity from the kernel's BTF (jt_kshape); unknown,
+ * it is taken as the newest.
+ */
+static __always_inline __u64 fixup_arg(const struct kargs *k, int i)
+{
+	__u32 argc = JT_KSHAPE_ARGC(jt_kshape[JT_KFN_mprotect_fixup]);
+
+	return argc == 5 ? k->a[i] : argc == 6 ? k->a[i + 1] : k->a[i + 2];
+}
+
 static __always_inline int on_mprotect_fixup(const struct kargs *k)
 {
 	struct kcall *c = kcall_of(JT_EV_MPROTECT);
 
 	if (c)
-		c->pprev = mprotect_fixup_argc >= 7 ? k->a[3] : k->a[2];
+		c->pprev = fixup_arg(k, 1);
 	return 0;
 }
 
@@ -413,16 +424,15 @@ static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 {
 	bool xo = k && (exit_only & JT_XO_MPROTECT);
 	struct kcall *c = xo ? mprotect_call(true) : kcall_of(JT_EV_MPROTECT);
-	bool seven = mprotect_fixup_argc >= 7;
 	__u64 first, last, vma = 0;
 	struct jt_vma v;
 
 	if (!c)
 		return 0;
 	if (xo) {
-		c->pprev = seven ? k->a[3] : k->a[2];
+		c->pprev = fixup_arg(k, 1);
 		if (!c->args[0])
-			c->args[0] = seven ? k->a[4] : k->a[3];
+			c->args[0] = fixup_arg(k, 2);
 	}
 	if (!c->pprev || (int)ret)
 		return 0;
@@ -432,8 +442,7 @@ static __always_inline int ret_mprotect_fixup(const struct kargs *k, __u64 ret)
 	kcall_stamp(c);
 	jt_read_vma(&v, (struct vm_area_struct *)vma);
 	first = c->args[0];
-	last = xo ? (seven ? k->a[5] : k->a[4]) - 1 :
-		    first + JT_PAGE_ALIGN(c->args[1]) - 1;
+	last = xo ? fixup_arg(k, 3) - 1 : first + JT_PAGE_ALIGN(c->args[1]) - 1;
 	if (v.start <= first && first < v.end)
 		c->vma = v;
 	if (v.start <= last && last < v.end)

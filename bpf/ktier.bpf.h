@@ -41,6 +41,82 @@ static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
 }
 
 /*
+ * Set by the loader (jt_abi.h, enum jt_kfn). A section of its own keeps
+ * it at the same offset in both objects, which share one skeleton: in
+ * .rodata, the constants clang puts before it differ between them.
+ */
+const volatile __u32 jt_kshape[JT_KFN_MAX] __weak SEC(".rodata.kshape");
+
+#ifdef JT_LEGACY
+/*
+ * The first n arguments, as many as the kernel's prototype has, each
+ * loaded from the context, or probe-read where the verifier refuses the
+ * load (5.10: mprotect_fixup's pprev). The shape is rodata, so the
+ * verifier knows it and never walks the loads it rules out.
+ */
+static __always_inline void kfn_args_shaped(__u64 *ctx, struct kargs *k, int n,
+					    __u32 shape)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 6; i++) {
+		if (i >= n || i >= JT_KSHAPE_ARGC(shape))
+			continue;
+		if (JT_KSHAPE_READ(shape) & (1u << i))
+			bpf_probe_read_kernel(&k->a[i], sizeof(k->a[i]),
+					      &ctx[i]);
+		else
+			k->a[i] = ctx[i];
+	}
+}
+
+/*
+ * fexit's return value is the slot after the arguments. Each load has
+ * its own constant offset, in asm: the verifier refuses a context load at
+ * a computed one, which is what clang would make of the plain switch.
+ */
+#define JT_CTX_LOAD(ctx, i, v)                                                 \
+	asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v) : "r"(ctx), "i"((i)*8))
+
+static __always_inline __u64 kfn_ret_shaped(__u64 *ctx, __u32 shape)
+{
+	__u64 ret = 0;
+
+	switch (JT_KSHAPE_ARGC(shape)) {
+	case 0:
+		JT_CTX_LOAD(ctx, 0, ret);
+		break;
+	case 1:
+		JT_CTX_LOAD(ctx, 1, ret);
+		break;
+	case 2:
+		JT_CTX_LOAD(ctx, 2, ret);
+		break;
+	case 3:
+		JT_CTX_LOAD(ctx, 3, ret);
+		break;
+	case 4:
+		JT_CTX_LOAD(ctx, 4, ret);
+		break;
+	case 5:
+		JT_CTX_LOAD(ctx, 5, ret);
+		break;
+	case 6:
+		JT_CTX_LOAD(ctx, 6, ret);
+		break;
+	}
+	return ret;
+}
+
+#define JT_FENTRY_ARGS(ctx, k, sure, n, shape) kfn_args_shaped(ctx, k, n, shape)
+#define JT_FEXIT_RET(ctx, ret, shape) ((ret) = kfn_ret_shaped(ctx, shape))
+#else
+#define JT_FENTRY_ARGS(ctx, k, sure, n, shape) kfn_args(ctx, k, sure, n)
+#define JT_FEXIT_RET(ctx, ret, shape) bpf_get_func_ret(ctx, &(ret))
+#endif
+
+/*
  * Entry handler: on_##fn(const struct kargs *), with the first n
  * arguments (kfn_args), or all six through bpf_get_func_arg (JT_KENTRY).
  */
@@ -50,7 +126,7 @@ static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
 	{                                                                      \
 		struct kargs k = {};                                           \
                                                                                \
-		kfn_args(ctx, &k, sure, n);                                    \
+		JT_FENTRY_ARGS(ctx, &k, sure, n, jt_kshape[JT_KFN_##fn]);      \
 		return on_##fn(&k);                                            \
 	}                                                                      \
 	SEC("kprobe/" #fn)                                                     \
@@ -68,15 +144,11 @@ static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
 
 /*
  * Return handler with the arguments: ret_##fn(const struct kargs *, __u64
- * return value). fexit reads them (kfn_args); kretprobe cannot,
- * nor can the legacy object: NULL, and the entry program kept them.
+ * return value). fexit reads them (kfn_args, or by shape on the legacy
+ * object); kretprobe cannot: NULL, and the entry program kept them.
  */
-#ifdef JT_LEGACY
-#define JT_FEXIT_ARGS(ctx, k, sure, n) ((void)(k), (const struct kargs *)0)
-#else
-#define JT_FEXIT_ARGS(ctx, k, sure, n)                                         \
-	(kfn_args(ctx, k, sure, n), (const struct kargs *)k)
-#endif
+#define JT_FEXIT_ARGS(ctx, k, sure, n, shape)                                  \
+	(JT_FENTRY_ARGS(ctx, k, sure, n, shape), (const struct kargs *)k)
 
 #define JT_KEXIT_ARGS(fn, sure, nargs)                                         \
 	SEC("fexit/" #fn)                                                      \
@@ -85,8 +157,10 @@ static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
 		struct kargs k = {};                                           \
 		__u64 ret = 0;                                                 \
                                                                                \
-		bpf_get_func_ret(ctx, &ret);                                   \
-		return ret_##fn(JT_FEXIT_ARGS(ctx, &k, sure, nargs), ret);     \
+		JT_FEXIT_RET(ctx, ret, jt_kshape[JT_KFN_##fn]);                \
+		return ret_##fn(JT_FEXIT_ARGS(ctx, &k, sure, nargs,            \
+					      jt_kshape[JT_KFN_##fn]),         \
+				ret);                                          \
 	}                                                                      \
 	SEC("kretprobe/" #fn)                                                  \
 	int jt_kr_##fn(struct pt_regs *ctx)                                    \
@@ -101,7 +175,7 @@ static __always_inline void kfn_args(__u64 *ctx, struct kargs *k, int sure,
 	{                                                                      \
 		__u64 ret = 0;                                                 \
                                                                                \
-		bpf_get_func_ret(ctx, &ret);                                   \
+		JT_FEXIT_RET(ctx, ret, jt_kshape[JT_KFN_##fn]);                \
 		return ret_##fn(ret);                                          \
 	}                                                                      \
 	SEC("kretprobe/" #fn)                                                  \

@@ -127,20 +127,50 @@ struct jt_vma {
 /*
  * Kernel-tier hooks whose fexit program reads the call's arguments too,
  * so the fentry tier loads no entry program for them (rodata exit_only,
- * set by the loader; kprobes and the legacy object need their entry).
+ * set by the loader; kprobes need their entry).
  */
 enum jt_exit_only {
 	JT_XO_MMAP = 1 << 0,	 /* no fentry on mmap_region */
 	JT_XO_MPROTECT = 1 << 1, /* none on mprotect_fixup, do_mprotect_pkey */
 	JT_XO_MUNMAP = 1 << 2,	 /* no fentry on __vm_munmap */
 	/*
-	 * VMAs in a maple tree: no program on perf_event_mmap, nor on
-	 * mprotect_fixup; the call's exit finds its VMAs and builds the
-	 * event alone, with no per-task slot.
+	 * VMAs in a maple tree, or the legacy object's rb-tree: no program
+	 * on perf_event_mmap, nor on mprotect_fixup; the call's exit finds
+	 * its VMAs and builds the event alone, with no per-task slot.
 	 */
 	JT_XO_TREE_MMAP = 1 << 3,
 	JT_XO_TREE_MPROTECT = 1 << 4,
 };
+
+/*
+ * The kernel tier's functions, by the name of their programs (jt_fe_FN).
+ * Before 5.17 a fentry program has no bpf_get_func_arg or
+ * bpf_get_func_ret: it loads its arguments from the context, as many as
+ * the running kernel's prototype has, and the return value from the slot
+ * after them. The loader reads each function's shape from the kernel's
+ * BTF into rodata jt_kshape[JT_KFN_FN].
+ */
+#define JT_KFNS(X)                                                             \
+	X(mmap_region)                                                         \
+	X(perf_event_mmap)                                                     \
+	X(do_mprotect_pkey)                                                    \
+	X(mprotect_fixup)                                                      \
+	X(__vm_munmap)                                                         \
+	X(sys_mremap)                                                          \
+	X(sys_brk)                                                             \
+	X(do_wp_page)                                                          \
+	X(do_fault)
+
+#define JT_KFN_ENUM(fn) JT_KFN_##fn,
+enum jt_kfn { JT_KFNS(JT_KFN_ENUM) JT_KFN_MAX };
+
+/*
+ * A shape: the arity in the low byte; above it, the arguments 5.10's
+ * verifier will not let a program load (a pointer to anything but a
+ * struct or void), which are probe-read from the context instead.
+ */
+#define JT_KSHAPE_ARGC(s) ((s)&0xff)
+#define JT_KSHAPE_READ(s) ((s) >> 8)
 
 enum jt_map_flags {
 	JT_MF_PATH_TRUNC = 1 << 0, /* path hit JT_PATH_MAX or depth limit */

@@ -246,6 +246,37 @@ def test_legacy_loops_pass_the_5_10_verifiers_cfg_check():
     print(f"{len(funcs)} functions pass 5.10's control-flow check")
 
 
+DATASEC = re.compile(r"^\[\d+\] DATASEC '(\S+)' size=\d+ vlen=\d+$")
+DATAVAR = re.compile(r"^\s+type_id=\d+ offset=(\d+) size=(\d+) \(VAR '(\S+)'\)$")
+
+
+def global_vars(obj):
+    """{(section, variable): (offset, size)} from the object's BTF."""
+    out = subprocess.run(["bpftool", "btf", "dump", "file", obj], capture_output=True,
+                         text=True, check=True).stdout
+    found, sec = {}, None
+    for line in out.splitlines():
+        m = DATASEC.match(line)
+        if m or line.startswith("["):
+            sec = m.group(1) if m else None
+            continue
+        m = DATAVAR.match(line)
+        if m and sec and sec.startswith((".rodata", ".data", ".bss")):
+            found[(sec, m.group(3))] = (int(m.group(1)), int(m.group(2)))
+    return found
+
+
+def test_both_objects_lay_out_the_loaders_variables_alike():
+    """The loader writes the legacy object's rodata through the current
+    object's skeleton (probes.c, open_object), so every variable must sit
+    at the same offset in both. jt_kshape in .rodata did not: the
+    constants clang put before it differ, and 5.10 read each shape as 0
+    and refused the fentry tier's programs. Its own section holds it."""
+    cur, old = (global_vars(os.path.join(BUILD, o)) for o in OBJECTS)
+    assert (".rodata.kshape", "jt_kshape") in cur, sorted(cur)
+    assert cur == old, sorted(set(cur.items()) ^ set(old.items()))
+
+
 def test_the_cfg_check_finds_a_back_edge_by_fall_through():
     """The checker itself: a loop closed by a jump to its head passes;
     the same loop entered at its head (2) and closed by a jump to a block

@@ -617,8 +617,8 @@ def test_the_kernel_tiers_exits_share_the_lanes():
                   r".* they carried (\d+) of the (\d+) BPF events", p.stderr)
     if not m or m.group(1) != "kernel tier's exits":
         raise Skip("no lanes for the kernel tier's exits here: they are "
-                   "x86-64's, on the current BPF object, for the fentry "
-                   "tier's exit-only mapping calls (this run: "
+                   "x86-64's, for the fentry tier's exit-only mapping "
+                   "calls (this run: "
                    f"{m.group(1) if m else 'none'})")
     calls = [int(m.group(2))]
     os.environ["JT_TEST_LANE_TAKEN"] = "1"

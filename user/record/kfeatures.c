@@ -27,7 +27,10 @@ static const struct kfeature features[JT_KF_MAX] = {
 				 BPF_FUNC_task_pt_regs },
 	[JT_KF_FIND_VMA] = { "bpf_find_vma", "5.17", 0, BPF_FUNC_find_vma },
 	[JT_KF_LOOP] = { "bpf_loop", "5.17", 0, BPF_FUNC_loop },
-	/* The fentry programs read arguments with it; kprobes need not. */
+	/*
+	 * The fentry programs read arguments with it; kprobes need not, nor
+	 * the legacy object's, which load them by shape (ktier.bpf.h).
+	 */
 	[JT_KF_FUNC_ARG] = { "bpf_get_func_arg", "5.17", 0,
 			     BPF_FUNC_get_func_arg, "BPF_FUNC_get_func_arg" },
 };

@@ -58,15 +58,16 @@ struct hook_progs {
 	 * The entry programs of kfn the fentry tier leaves out, and the
 	 * exit_only bit that tells their fexit programs to read the call's
 	 * arguments themselves (enum jt_exit_only): a trampoline fewer per
-	 * call each. kprobes and the legacy object keep them.
+	 * call each. kprobes keep them.
 	 */
 	const char *xo_entry[2];
 	unsigned int xo;
 	/*
 	 * Left out too, entry and exit, where the mm's VMAs are a maple
-	 * tree; then xo_tree tells the call's exit to find its VMAs and
-	 * build the event alone (mmap_region's walks the tree, which its
-	 * task holds locked; do_mprotect_pkey's looks them up unlocked).
+	 * tree or the object is the legacy one (exits_alone); then xo_tree
+	 * tells the call's exit to find its VMAs and build the event alone
+	 * (mmap_region's walks the tree, which its task holds locked;
+	 * do_mprotect_pkey's looks them up unlocked).
 	 */
 	const char *xo_maple;
 	unsigned int xo_tree;
@@ -517,18 +518,58 @@ static uint64_t test_stall_len(void)
 	return s ? strtoull(s, NULL, 0) : 0;
 }
 
-/* Number of arguments of kernel function fn, -1 when BTF lacks it. */
-static int kernel_fn_argc(const char *fn)
+/*
+ * Whether 5.10's verifier lets a fentry program load an argument of type
+ * id: an integer, an enum, or a pointer to a struct or to void. It types
+ * every other pointer as one it cannot check, and refuses the load.
+ */
+static const struct btf_type *unqualified(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t;
+}
+
+static bool ctx_loadable(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = unqualified(btf, id);
+
+	if (!t)
+		return false;
+	if (!btf_is_ptr(t))
+		return btf_is_int(t) || btf_is_any_enum(t);
+	if (!t->type)
+		return true;
+	t = unqualified(btf, t->type);
+	return t && btf_is_composite(t);
+}
+
+/*
+ * Kernel function fn's shape (jt_abi.h, JT_KSHAPE_*): its arity, and the
+ * arguments the legacy fentry programs probe-read. 0 where BTF lacks it.
+ */
+static __u32 kernel_fn_shape(const char *fn)
 {
 	struct btf *btf = jt_vmlinux_btf();
+	const struct btf_param *arg;
 	const struct btf_type *t;
-	int id;
+	__u32 shape;
+	int id, i;
 
 	id = btf ? btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) : -1;
 	if (id < 0)
-		return -1;
+		return 0;
 	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	return t ? btf_vlen(t) : -1;
+	if (!t || !btf_is_func_proto(t))
+		return 0;
+	shape = btf_vlen(t);
+	arg = btf_params(t);
+	for (i = 0; i < btf_vlen(t) && i < 6; i++)
+		if (!ctx_loadable(btf, arg[i].type))
+			shape |= 1u << (8 + i);
+	return shape;
 }
 
 /* Probe every function of hook h with try(); note the first refusal. */
@@ -567,12 +608,16 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 	return true;
 }
 
-/* The fentry programs read their arguments with bpf_get_func_arg. */
+/*
+ * The fentry programs read their arguments with bpf_get_func_arg; the
+ * legacy object's load them from the context instead (jt_kshape).
+ */
 static bool fentry_args(struct jt_probes *p, int h)
 {
 	size_t n = strlen(p->why[h]);
 
-	if (!(jt_kfeatures_missing() & (1u << JT_KF_FUNC_ARG)))
+	if (jt_kfeatures_legacy() ||
+	    !(jt_kfeatures_missing() & (1u << JT_KF_FUNC_ARG)))
 		return true;
 	snprintf(p->why[h] + n, sizeof(p->why[h]) - n,
 		 "%sfentry: needs bpf_get_func_arg (5.17)", n ? "; " : "");
@@ -603,12 +648,12 @@ static enum jt_tier tracepoints(struct jt_probes *p, int h)
  * process nobody traced ran 1.21 times as long under kprobes, 1.05 under
  * the tracepoints. What kprobes add is a read under mmap_lock, which the
  * fentry tier of 6.1+ gave up for less cost as well. So auto passes them
- * over. On 5.10's legacy object the gap is wider (kprobes +11,793, the
- * tracepoints +5,476, perf -d +2,540; an untraced loop 1.640 times as
- * long against 1.147), and its unlocked walk answers busy where a
- * sibling may be writing the tree (vma_find.bpf.h), as bpf_find_vma's
- * try-lock does. COW keeps kprobes: the page fault tracepoints run on
- * every fault of the machine.
+ * over. On 5.10's legacy object too (kprobes +9,011, the tracepoints
+ * +5,476, perf -d +2,539; an untraced loop 1.640 times as long against
+ * 1.148), where the unlocked walk answers busy where a sibling may be
+ * writing the tree (vma_find.bpf.h), as bpf_find_vma's try-lock does.
+ * COW keeps kprobes: the page fault tracepoints run on every fault of
+ * the machine.
  */
 static bool kprobes_passed_over(struct jt_probes *p, int h, enum jt_tier_want w)
 {
@@ -828,16 +873,27 @@ static bool vmas_in_maple_tree(void)
 	return btf_has(&known, "maple_type", BTF_KIND_ENUM);
 }
 
+/*
+ * Where the fentry tier's exits build their events alone, with no
+ * program on perf_event_mmap or mprotect_fixup (JT_XO_TREE_*): a maple
+ * tree, or the legacy object's rb-tree, which its walks read as the
+ * tracepoint tier's do. On 5.10 that was 3 programs a loop of
+ * mmap+mprotect+munmap where the entry programs made 7.
+ */
+static bool exits_alone(void)
+{
+	return vmas_in_maple_tree() || jt_kfeatures_legacy();
+}
+
 static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
 {
-	return hp->xo_maple && !strcmp(fn, hp->xo_maple) &&
-	       vmas_in_maple_tree();
+	return hp->xo_maple && !strcmp(fn, hp->xo_maple) && exits_alone();
 }
 
 /* On the fentry tier, a hook with an exit-only path takes it. */
 static bool exit_only_tier(const struct jt_probes *p, int h)
 {
-	return p->tier[h] == JT_TIER_FENTRY && hooks[h].xo && !p->legacy;
+	return p->tier[h] == JT_TIER_FENTRY && hooks[h].xo;
 }
 
 bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h, const char *fn)
@@ -873,6 +929,37 @@ static void select_mmap_exit(struct jt_probes *p)
 		set_autoload(obj, "jt_fx_%s", "mmap_region", false);
 }
 
+/* Each kernel function's shape, as the program attached to it sees it. */
+static bool on_fentry(const struct jt_probes *p, const char *fn)
+{
+	int h, i;
+
+	for (h = 0; h < JT_HOOK_MAX; h++)
+		for (i = 0; i < 3 && hooks[h].kfn[i]; i++)
+			if (p->tier[h] == JT_TIER_FENTRY &&
+			    !strcmp(hooks[h].kfn[i], fn))
+				return true;
+	return false;
+}
+
+/*
+ * mprotect_fixup's shape serves every tier; the others only the legacy
+ * object's fentry programs. Only those: do_fault's target is found in
+ * kallsyms, 150 ms of start-up.
+ */
+static void set_kshapes(struct jt_probes *p)
+{
+#define JT_KFN_NAME(fn) #fn,
+	static const char *const fns[JT_KFN_MAX] = { JT_KFNS(JT_KFN_NAME) };
+	int i;
+
+	for (i = 0; i < JT_KFN_MAX; i++)
+		if (i == JT_KFN_mprotect_fixup ||
+		    (p->legacy && on_fentry(p, fns[i])))
+			p->skel->rodata_kshape->jt_kshape[i] =
+				kernel_fn_shape(jt_kfn_target(fns[i]));
+}
+
 /* Load each hook's programs of its chosen tier and no others. */
 static void select_programs(struct jt_probes *p)
 {
@@ -886,7 +973,7 @@ static void select_programs(struct jt_probes *p)
 
 		if (xo)
 			p->skel->rodata->exit_only |= hp->xo;
-		if (xo && hp->xo_maple && vmas_in_maple_tree())
+		if (xo && hp->xo_maple && exits_alone())
 			p->skel->rodata->exit_only |= hp->xo_tree;
 		for (i = 0; i < 5 && hp->tp[i]; i++)
 			set_autoload(obj, "%s", hp->tp[i],
@@ -939,9 +1026,7 @@ static void select_programs(struct jt_probes *p)
 	if (jt_test_vma_busy())
 		p->skel->rodata->jt_test_vma_busy = 1;
 	p->skel->rodata->jt_test_stall_len = test_stall_len();
-	i = kernel_fn_argc("mprotect_fixup");
-	if (i > 0)
-		p->skel->rodata->mprotect_fixup_argc = i;
+	set_kshapes(p);
 	/*
 	 * arm64 6.1 has no pkey_mprotect, so GCC clones do_mprotect_pkey
 	 * for its one caller, mprotect, with the constant pkey (-1) gone.
