@@ -154,7 +154,7 @@ def kprobe_tier_mprotects(n):
 def test_the_kprobe_tier_reads_mprotects_pieces_under_the_lock():
     """The kprobe tier keeps its entry programs, and mprotect_fixup's
     pprev gives the VMA each piece ended in, read under mmap_lock: n more
-    mprotects look nothing more up (brk's exit still looks its VMA up).
+    mprotects look nothing more up (others do: brk's exit, the loader's).
     pprev moves among the arguments (second of five to 6.0, then third,
     then fourth from 6.2); read from the wrong one, each of 5.10's
     mprotects fell back to two lookups."""
@@ -163,12 +163,47 @@ def test_the_kprobe_tier_reads_mprotects_pieces_under_the_lock():
     n = 100
     few, _ = kprobe_tier_mprotects(n)
     more, mp = kprobe_tier_mprotects(3 * n)
-    assert more == few < n, (few, more)
+    assert more == few, (few, more)
     for e in mp:
         a = hx(e["args"][0])
         assert not e["flags"] & BUSY, e
         for v in (e["vma"], e["vma_last"]):
             assert hx(v["start"]) <= a and a + PAGE <= hx(v["end"]), e
+
+
+MERGE_BACK = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+for i in range(int(sys.argv[1])):
+    a = libc.mmap(None, 3 * 4096, 3, 0x22, -1, 0)  # RW, private, anonymous
+    assert libc.mprotect(a + 4096, 4096, 1) == 0   # R: three VMAs
+    assert libc.mprotect(a + 4096, 4096, 3) == 0   # RW: one again
+    print("merged", hex(a), flush=True)
+"""
+
+
+def test_an_mprotect_that_merges_holds_the_merged_vma():
+    """Each mprotect that gives a page back its neighbours' protection
+    merges the three VMAs into one, and its event holds that VMA: the
+    one the kernel found at the call's start is unlinked. (A lookup that
+    trusted 5.10's per-task VMA cache past that unlink reported the
+    middle page alone.)"""
+    n = 50
+    p, data = record(["python3", "-c", MERGE_BACK, str(n)])
+    starts = [int(a, 16) for a, in workload_lines(p.stdout, "merged")]
+    assert len(starts) == n, p.stdout
+    events = script(data)
+    pid = next(e["pid"] for e in events if e["type"] == "exec")
+    back = {hx(e["args"][0]) - PAGE: e for e in events
+            if e["type"] == "mprotect" and e["pid"] == pid and hx(e["args"][2]) == 3}
+    for a in starts:
+        e = back[a]
+        for v in (e["vma"], e["vma_last"]):
+            assert hx(v["start"]) <= a and a + 3 * PAGE <= hx(v["end"]), (hex(a), e)
 
 
 DEEP_TREE = """
@@ -372,8 +407,12 @@ def test_a_merge_between_a_lookup_and_its_record():
     VMA lookup, while the main thread maps the page after it and the
     kernel merges the two. The thread's event must still come first, so
     the model ends with the merged VMA the main thread's event carries:
-    an event's time is taken before its lookup."""
-    rounds = 3
+    an event's time is taken before its lookup. The main thread waits for
+    the thread's mapping in /proc, which shows before the thread's exit
+    program runs: a thread descheduled just then (a loaded host's vCPU)
+    looks up after the merge, and that round has no race to check; most
+    rounds do."""
+    rounds = 5
     os.environ["JT_TEST_STALL_LEN"] = str(5 * 4096)
     try:
         p, data = record([os.path.join(WL, "mergerace"), str(rounds)])
@@ -383,15 +422,20 @@ def test_a_merge_between_a_lookup_and_its_record():
     spans = [tuple(int(x, 16) for x in r) for r in workload_lines(p.stdout, "round")]
     assert len(spans) == rounds
     mmaps = [e for e in script(data) if e["type"] == "mmap" and e["pid"] == pid]
+    raced = 0
     for start, end in spans:
         first = [e for e in mmaps if e["result"] == start and e["tid"] != pid]
         second = [e for e in mmaps if e["result"] == end - 4096 and e["tid"] == pid]
         assert len(first) == 1 and len(second) == 1, (first, second)
         a, b = first[0], second[0]
-        # The race took place: the thread's lookup came before the merge.
-        assert (int(a["vma"]["start"], 16), int(a["vma"]["end"], 16)) == (start, end - 4096), a
+        found = (int(a["vma"]["start"], 16), int(a["vma"]["end"], 16))
+        assert found in ((start, end - 4096), (start, end)), a
         assert (int(b["vma"]["start"], 16), int(b["vma"]["end"], 16)) == (start, end), b
-        assert a["time"] < b["time"], (a, b)
+        if found == (start, end - 4096):
+            # The race took place: the thread's lookup came before the merge.
+            raced += 1
+            assert a["time"] < b["time"], (a, b)
+    assert raced, f"no round's lookup came before its merge: {mmaps}"
     rows = maps(data, pid)
     for start, end in spans:
         assert {r["kernel_vma"] for r in rows if start <= r["start"] < end} == {(start, end)}, rows
