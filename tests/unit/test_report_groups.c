@@ -2,7 +2,7 @@
 /*
  * report's counts by group against a plain tally, here and on the
  * counting thread: samples spread over 162 places and 3,000 symbols,
- * enough groups for the table to grow six times. Draining gives each
+ * enough groups for the table to grow five times. Draining gives each
  * group once, with its exact samples and retro counts, and its place's
  * first nspid; after it the table is as new.
  */
@@ -121,7 +121,7 @@ static bool tally_and_check(bool threaded)
 		assert_int_equal(jt_groups_add(&g, &k), 0);
 		counter |= g.feed != NULL;
 	}
-	assert_true(want.groups > 20000); /* past 1K slots, six doublings */
+	assert_true(want.groups > 20000); /* past 1K slots, five doublings */
 	assert_int_equal(jt_groups_drain(&g, check_row, &got), 0);
 	assert_int_equal(got.fail, 0);
 	assert_int_equal(got.rows, want.groups);

@@ -572,9 +572,40 @@ static __u32 kernel_fn_shape(const char *fn)
 	return shape;
 }
 
-/* Probe every function of hook h with try(); note the first refusal. */
+/* Maple trees hold the VMAs since 6.1; mm_rb before. */
+static bool vmas_in_maple_tree(void)
+{
+	static int known = -1;
+
+	return btf_has(&known, "maple_type", BTF_KIND_ENUM);
+}
+
+/*
+ * Where the fentry tier's exits build their events alone, with no
+ * program on perf_event_mmap or mprotect_fixup (JT_XO_TREE_*): a maple
+ * tree, or the legacy object's rb-tree, which its walks read as the
+ * tracepoint tier's do. On 5.10 that was 3 programs a loop of
+ * mmap+mprotect+munmap where the entry programs made 7.
+ */
+static bool exits_alone(void)
+{
+	return vmas_in_maple_tree() || jt_kfeatures_legacy();
+}
+
+static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
+{
+	return hp->xo_maple && !strcmp(fn, hp->xo_maple) && exits_alone();
+}
+
+/*
+ * Probe every function of hook h with try(); note the first refusal.
+ * exits: the fentry tier, whose exit-only path attaches nothing to the
+ * xo_maple function where exits_alone(): not probed, as it need not
+ * attach (5.10 refuses perf_event_mmap), and a trampoline made and torn
+ * down fewer at start-up.
+ */
 static bool tier_works(struct jt_probes *p, int h, const char *how,
-		       int (*try)(const char *))
+		       int (*try)(const char *), bool exits)
 {
 	size_t n = strlen(p->why[h]);
 	int i;
@@ -582,9 +613,13 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 	p->kskip[h] = 0;
 	for (i = 0; i < 3 && hooks[h].kfn[i]; i++) {
 		const char *fn = hooks[h].kfn[i];
-		int err = try(jt_kfn_target(fn));
 		bool opt = hooks[h].kopt && !strcmp(fn, hooks[h].kopt) &&
 			   jt_kfeatures_legacy();
+		int err;
+
+		if (exits && hooks[h].xo && xo_maple_skips(&hooks[h], fn))
+			continue;
+		err = try(jt_kfn_target(fn));
 
 		if (err == -ENOENT && !clones_wanted) {
 			clones_wanted = true;
@@ -668,10 +703,10 @@ static enum jt_tier choose(struct jt_probes *p, int h, enum jt_tier_want w)
 	if (!hooks[h].kfn[0] || w == JT_WANT_TRACEPOINT)
 		return tracepoints(p, h);
 	if (w != JT_WANT_KPROBE && fentry_args(p, h) &&
-	    tier_works(p, h, "fentry", jt_probe_kernel_fn))
+	    tier_works(p, h, "fentry", jt_probe_kernel_fn, true))
 		return JT_TIER_FENTRY;
 	if (w != JT_WANT_FENTRY &&
-	    tier_works(p, h, "kprobe", jt_probe_kprobe_fn))
+	    tier_works(p, h, "kprobe", jt_probe_kprobe_fn, false))
 		return kprobes_passed_over(p, h, w) ? JT_TIER_TRACEPOINT :
 						      JT_TIER_KPROBE;
 	return w == JT_WANT_AUTO ? tracepoints(p, h) : JT_TIER_NONE;
@@ -863,31 +898,6 @@ static void select_syscall_exits(struct jt_probes *p)
 		set_autoload(obj, "%s", syscall_tps[i], !p->fexit_syscalls);
 	if (!p->fexit_syscalls)
 		p->call_tps |= 1u << CALL_SHMAT;
-}
-
-/* Maple trees hold the VMAs since 6.1; mm_rb before. */
-static bool vmas_in_maple_tree(void)
-{
-	static int known = -1;
-
-	return btf_has(&known, "maple_type", BTF_KIND_ENUM);
-}
-
-/*
- * Where the fentry tier's exits build their events alone, with no
- * program on perf_event_mmap or mprotect_fixup (JT_XO_TREE_*): a maple
- * tree, or the legacy object's rb-tree, which its walks read as the
- * tracepoint tier's do. On 5.10 that was 3 programs a loop of
- * mmap+mprotect+munmap where the entry programs made 7.
- */
-static bool exits_alone(void)
-{
-	return vmas_in_maple_tree() || jt_kfeatures_legacy();
-}
-
-static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
-{
-	return hp->xo_maple && !strcmp(fn, hp->xo_maple) && exits_alone();
 }
 
 /* On the fentry tier, a hook with an exit-only path takes it. */

@@ -122,12 +122,23 @@ static int grow(struct jt_groups *g)
 	return 0;
 }
 
+/*
+ * Three quarters full at most. At half, the naming bench's 157K groups
+ * took a table of 16 MB, 32 MB written over its growth, and report's peak
+ * was 108 MB; at three quarters 8 MB and 96 MB, no slower (11 interleaved
+ * runs): the probes are the counting thread's, off the reader's.
+ */
+static bool full(const struct jt_groups *g)
+{
+	return (g->n + 1) * 4 > g->cap * 3;
+}
+
 static int count(struct jt_groups *g, const struct jt_group_key *k)
 {
 	struct jt_group *s = slot(g->e, g->cap, k->sym, k->place, k->hash);
 
 	if (!s->sym) {
-		if ((g->n + 1) * 2 > g->cap) {
+		if (full(g)) {
 			if (grow(g))
 				return -ENOMEM;
 			s = slot(g->e, g->cap, k->sym, k->place, k->hash);
