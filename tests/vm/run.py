@@ -258,6 +258,10 @@ def check_doctor(name, res, tests):
                 # Nor is it probed there: 5.10 cannot trace perf_event_mmap,
                 # and doctor said so for a function nothing attaches to.
                 assert fn in on or fn not in why, (hook, why)
+                # There mmap is vm_mmap_pgoff's exit alone, and nothing
+                # else of the hook is probed.
+                if hook == "mmap" and (kernel >= version("6.1") or legacy):
+                    assert on == ["on", "vm_mmap_pgoff"], (hook, why)
             elif fn and tier == "kprobe":
                 assert fn in on, (hook, why)
         # auto passes a mapping call's working kprobes over for its

@@ -143,6 +143,7 @@ static int ignore_event(void *ctx, void *data, size_t size)
 static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 {
 	const char *const *fn = jt_hook_kernel_fns(h);
+	const char *x = jt_hook_exit_fn(h);
 	size_t n = 0;
 
 	if (!fn[0]) {
@@ -157,11 +158,14 @@ static void hook_detail(const struct jt_probes *p, int h, char *buf, size_t len)
 		n = snprintf(buf, len, "kernel tier refused: ");
 	else
 		n = snprintf(buf, len, "on");
-	if (p->tier[h] != JT_TIER_TRACEPOINT)
+	if (p->tier[h] != JT_TIER_TRACEPOINT) {
 		for (; *fn && n < len; fn++)
 			if (jt_probes_use_fn(p, h, *fn))
 				n += snprintf(buf + n, len - n, " %s",
 					      jt_kfn_target(*fn));
+		if (x && n < len && jt_probes_use_fn(p, h, x))
+			n += snprintf(buf + n, len - n, " %s", x);
+	}
 	if (p->why[h][0] && n < len)
 		snprintf(buf + n, len - n, "%s%s",
 			 p->tier[h] == JT_TIER_TRACEPOINT ? "" : "; ",

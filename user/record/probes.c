@@ -73,6 +73,12 @@ struct hook_progs {
 	unsigned int xo_tree;
 	/* auto takes its syscall tracepoint over kprobes (choose()) */
 	bool tp_before_kprobe;
+	/*
+	 * Where exits_alone(), the function whose exit alone the fentry tier
+	 * takes for the call, if it can be probed: then no program goes on
+	 * kfn, and none of them is probed (jt_probes.xo_exits).
+	 */
+	const char *xo_exit;
 };
 
 /*
@@ -98,7 +104,8 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 			   JT_XO_MMAP,
 			   "perf_event_mmap",
 			   JT_XO_TREE_MMAP,
-			   .tp_before_kprobe = true },
+			   .tp_before_kprobe = true,
+			   .xo_exit = "vm_mmap_pgoff" },
 	[JT_HOOK_MPROTECT] = { { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "do_mprotect_pkey", "mprotect_fixup" },
 			       { "jt_exit_mprotect" },
@@ -136,6 +143,11 @@ static const struct hook_progs hooks[JT_HOOK_MAX] = {
 const char *const *jt_hook_kernel_fns(enum jt_hook h)
 {
 	return hooks[h].kfn;
+}
+
+const char *jt_hook_exit_fn(enum jt_hook h)
+{
+	return hooks[h].xo_exit;
 }
 
 const char *jt_tier_name(enum jt_tier t)
@@ -600,9 +612,10 @@ static bool xo_maple_skips(const struct hook_progs *hp, const char *fn)
 /*
  * Probe every function of hook h with try(); note the first refusal.
  * exits: the fentry tier, whose exit-only path attaches nothing to the
- * xo_maple function where exits_alone(): not probed, as it need not
- * attach (5.10 refuses perf_event_mmap), and a trampoline made and torn
- * down fewer at start-up.
+ * xo_maple function where exits_alone(), nor to any of kfn where the
+ * xo_exit function takes the call: those are not probed, as they need
+ * not attach (5.10 refuses perf_event_mmap), and each is a trampoline
+ * made and torn down fewer at start-up.
  */
 static bool tier_works(struct jt_probes *p, int h, const char *how,
 		       int (*try)(const char *), bool exits)
@@ -611,6 +624,11 @@ static bool tier_works(struct jt_probes *p, int h, const char *how,
 	int i;
 
 	p->kskip[h] = 0;
+	if (exits && hooks[h].xo_exit && exits_alone() &&
+	    !try(hooks[h].xo_exit)) {
+		p->xo_exits |= 1u << h;
+		return true;
+	}
 	for (i = 0; i < 3 && hooks[h].kfn[i]; i++) {
 		const char *fn = hooks[h].kfn[i];
 		bool opt = hooks[h].kopt && !strcmp(fn, hooks[h].kopt) &&
@@ -717,6 +735,7 @@ int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow)
 	int h, err = 0;
 
 	p->kprobes_passed = 0;
+	p->xo_exits = 0;
 	for (h = 0; h < JT_HOOK_MAX; h++) {
 		p->why[h][0] = 0;
 		if (h == JT_HOOK_COW && !cow) {
@@ -908,6 +927,8 @@ static bool exit_only_tier(const struct jt_probes *p, int h)
 
 bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h, const char *fn)
 {
+	if (p->tier[h] == JT_TIER_FENTRY && p->xo_exits & (1u << h))
+		return !strcmp(fn, hooks[h].xo_exit);
 	return !(exit_only_tier(p, h) && xo_maple_skips(&hooks[h], fn));
 }
 
@@ -932,7 +953,7 @@ static void select_mmap_exit(struct jt_probes *p)
 {
 	struct bpf_object *obj = p->skel->obj;
 	bool pgoff = (p->skel->rodata->exit_only & JT_XO_TREE_MMAP) &&
-		     !jt_probe_kernel_fn("vm_mmap_pgoff");
+		     (p->xo_exits & (1u << JT_HOOK_MMAP));
 
 	set_autoload(obj, "jt_fx_%s", "vm_mmap_pgoff", pgoff);
 	if (pgoff)

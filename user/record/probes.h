@@ -45,6 +45,8 @@ struct jt_probes {
 	unsigned int kprobes_passed;
 	/* Per hook, its kernel functions (by index) done without. */
 	unsigned char kskip[JT_HOOK_MAX];
+	/* Hooks whose fentry tier is their xo_exit function's exit alone. */
+	unsigned int xo_exits;
 	/* Syscall exits of jt_exit_call's, by bit (probes.c's call_tps). */
 	unsigned int call_tps;
 	struct bpf_link *links[JT_MAX_LINKS]; /* kprobes, attached by hand */
@@ -70,6 +72,8 @@ int jt_tier_want_parse(const char *s);
 int jt_choose_tiers(struct jt_probes *p, enum jt_tier_want want, bool cow);
 /* Kernel functions a hook's kernel tier attaches to, NULL-terminated. */
 const char *const *jt_hook_kernel_fns(enum jt_hook h);
+/* The one the fentry tier may take in their place, or NULL. */
+const char *jt_hook_exit_fn(enum jt_hook h);
 /* Whether the hook's chosen tier puts a program on kernel function fn. */
 bool jt_probes_use_fn(const struct jt_probes *p, enum jt_hook h,
 		      const char *fn);
