@@ -79,32 +79,24 @@ static __always_inline void kfn_args_shaped(__u64 *ctx, struct kargs *k, int n,
 #define JT_CTX_LOAD(ctx, i, v)                                                 \
 	asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v) : "r"(ctx), "i"((i)*8))
 
+/* One case of kfn_ret_shaped: arity i, the result in slot i. */
+#define JT_RET_CASE(i)                                                         \
+	case i:                                                                \
+		JT_CTX_LOAD(ctx, i, ret);                                      \
+		break
+
 static __always_inline __u64 kfn_ret_shaped(__u64 *ctx, __u32 shape)
 {
 	__u64 ret = 0;
 
 	switch (JT_KSHAPE_ARGC(shape)) {
-	case 0:
-		JT_CTX_LOAD(ctx, 0, ret);
-		break;
-	case 1:
-		JT_CTX_LOAD(ctx, 1, ret);
-		break;
-	case 2:
-		JT_CTX_LOAD(ctx, 2, ret);
-		break;
-	case 3:
-		JT_CTX_LOAD(ctx, 3, ret);
-		break;
-	case 4:
-		JT_CTX_LOAD(ctx, 4, ret);
-		break;
-	case 5:
-		JT_CTX_LOAD(ctx, 5, ret);
-		break;
-	case 6:
-		JT_CTX_LOAD(ctx, 6, ret);
-		break;
+		JT_RET_CASE(0);
+		JT_RET_CASE(1);
+		JT_RET_CASE(2);
+		JT_RET_CASE(3);
+		JT_RET_CASE(4);
+		JT_RET_CASE(5);
+		JT_RET_CASE(6);
 	}
 	return ret;
 }
