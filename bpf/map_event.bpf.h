@@ -43,20 +43,47 @@ static __always_inline bool result_range(__u32 type, const __u64 *args, __s64 r,
 /*
  * Fault injection for tests (JT_TEST_STALL_LEN=N): a call of N bytes
  * stalls after its lookups, as a program an interrupt or the hypervisor
- * held up there would. The verifier drops it when 0.
+ * held up there would, until another call has looked its VMAs up (its
+ * time is taken by then: jt_config.test_looked) or 2^23 steps. The
+ * verifier drops it when 0.
  */
 const volatile __u64 jt_test_stall_len __weak = 0;
 
+/*
+ * A thread that blocks SIGUSR1 is sent it as its call stalls: its process
+ * then knows the lookup is done and can race it exactly (mergerace).
+ * Sent to no other, whom SIGUSR1 would end.
+ */
+#define JT_TEST_STALL_SIG 10 /* SIGUSR1 on x86-64 and arm64 */
+
+struct stall_ctx {
+	struct jt_config *cfg;
+	__u64 looked;
+};
+
 static long stall_step(__u64 i, void *ctx)
 {
-	return 0;
+	struct stall_ctx *s = ctx;
+
+	return *(volatile __u64 *)&s->cfg->test_looked != s->looked;
 }
 
 static __always_inline void test_stall(__u64 len)
 {
 #ifndef JT_LEGACY
-	if (jt_test_stall_len && len == jt_test_stall_len)
-		bpf_loop(1 << 23, stall_step, NULL, 0);
+	__u32 zero = 0;
+	struct stall_ctx s = { .cfg = bpf_map_lookup_elem(&jt_cfg, &zero) };
+
+	if (!jt_test_stall_len || !s.cfg)
+		return;
+	/* The count is jt_config's: no map of its own for a test. */
+	s.looked = __sync_fetch_and_add(&s.cfg->test_looked, 1) + 1;
+	if (len != jt_test_stall_len)
+		return;
+	if (BPF_CORE_READ(jt_current(), blocked.sig[0]) &
+	    (1ULL << (JT_TEST_STALL_SIG - 1)))
+		bpf_send_signal(JT_TEST_STALL_SIG);
+	bpf_loop(1 << 23, stall_step, &s, 0);
 #endif
 }
 

@@ -85,6 +85,8 @@ struct jt_config {
 	 */
 	__u32 wake_bytes;
 	__u32 pad;
+	/* Calls past their lookups while JT_TEST_STALL_LEN is set (tests). */
+	__u64 test_looked;
 };
 
 /* The most the BPF ring holds before the recorder is woken (1 MiB). */
