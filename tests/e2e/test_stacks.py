@@ -283,6 +283,19 @@ def test_exports_and_report_keep_whole_stacks():
     assert rows["a"]["callers"][0]["path"].startswith(
         "b <- c <- main <- __libc_start_call_main <- __libc_start_main_impl <- _start")
     assert rows["a"]["callers"][0]["samples"] >= WANT * rows["a"]["samples"]
+    # perf's caller order, by each of its spellings: the same paths, each
+    # from its outermost caller in; callee order is the default.
+    for order in (["-g", "caller"], ["-G"], ["--call-graph", "caller"]):
+        inv = {r["sym"]: r for r in json.loads(
+            run([JT, "report", "-i", data, *order, "--sort", "sym", "--json"]).stdout)}
+        assert [(p["path"].split(" -> ")[::-1], p["samples"]) for p in inv["a"]["callers"]] == \
+            [(p["path"].split(" <- "), p["samples"]) for p in rows["a"]["callers"]], order
+    assert run([JT, "report", "-i", data, "-g", "callee", "--sort", "sym", "--json"]).stdout == \
+        run([JT, "report", "-i", data, "-g", "--sort", "sym", "--json"]).stdout
+    text = run([JT, "report", "-i", data, "-g", "caller", "--sort", "sym"]).stdout
+    assert "_start -> __libc_start_main_impl -> __libc_start_call_main -> main -> c -> b\n" in text
+    bad = run([JT, "report", "-i", data, "--call-graph", "fractal"], check=False)
+    assert bad.returncode == 2 and "caller or callee" in bad.stderr, bad.stderr
 
 
 def test_java_jvmti_names_inlined_frames():

@@ -23,6 +23,11 @@
 static const char *const sort_keys[] = { "comm", "pid",	 "dso",
 					 "sym",	 "dsym", NULL };
 
+/* -g's orders, as perf report's --call-graph names them. */
+static const char *const graph_orders[] = { "callee", "caller", NULL };
+
+enum graph_order { ORDER_CALLEE, ORDER_CALLER };
+
 static const struct jt_opt report_opts[] = {
 	{ 'i', 0, "input", "FILE", "recording (default jittrace.data)",
 	  JT_ARG_FILE },
@@ -39,7 +44,15 @@ static const struct jt_opt report_opts[] = {
 	{ 'g', 0, "children", NULL,
 	  "with call chains (record -g): Children, the samples with the "
 	  "symbol anywhere on the stack, sorted by it, and under each symbol "
-	  "the call paths that led to its own samples, as perf report -g" },
+	  "the call paths that led to its own samples, as perf report -g. "
+	  "As in perf, -g may be followed by an order: -g caller" },
+	{ 0, 'o', "call-graph", "ORDER",
+	  "the order of each path under -g: callee (the default: the "
+	  "symbol's caller first, \"b <- c <- main\") or caller (the "
+	  "outermost caller first, \"main -> c -> b\")",
+	  JT_ARG_WORD, graph_orders },
+	{ 'G', 0, "inverted", NULL,
+	  "the same as -g caller, as in perf report" },
 	{ 0, 'j', "json", NULL, "a JSON array, one object per row" },
 	{ 0 },
 };
@@ -47,8 +60,9 @@ static const struct jt_opt report_opts[] = {
 const struct jt_cmd jt_cmd_report = {
 	.name = "report",
 	.summary = "samples by command, process, object and symbol",
-	.synopsis = "[-i FILE] [--sort KEYS] [--pid PID] [--comm NAME] [-g] "
-		    "[--json]\n--data [-i FILE] [--sort KEYS] [--json]",
+	.synopsis = "[-i FILE] [--sort KEYS] [--pid PID] [--comm NAME] "
+		    "[-g [caller|callee]] [--json]\n--data [-i FILE] [--sort "
+		    "KEYS] [--json]",
 	.opts = report_opts,
 	.run = cmd_report,
 };
@@ -107,6 +121,7 @@ struct report {
 	int json;
 	int data;  /* rows are data regions; source holds enum jt_sharing */
 	int graph; /* -g */
+	enum graph_order order;
 	uint64_t stamp;
 	struct jt_stream *s;
 	struct jt_syms *syms; /* the pipeline's: its ELF files */
@@ -175,6 +190,23 @@ static int parse(int argc, char **argv, struct report *r, const char **in)
 			break;
 		case 'g':
 			r->graph = 1;
+			/* perf's -g takes its order as the next word. */
+			if (optind < argc &&
+			    jt_word_index(graph_orders, argv[optind]) >= 0)
+				r->order = jt_word_index(graph_orders,
+							 argv[optind++]);
+			break;
+		case 'o':
+			r->graph = 1;
+			r->order = jt_word_index(graph_orders, optarg);
+			if ((int)r->order < 0)
+				return jt_cmd_error(
+					&jt_cmd_report,
+					"--call-graph: caller or callee");
+			break;
+		case 'G':
+			r->graph = 1;
+			r->order = ORDER_CALLER;
 			break;
 		case 'h':
 			jt_cmd_usage(stdout, &jt_cmd_report);
@@ -321,24 +353,33 @@ static bool path_eq(const void *val, const void *key)
 	return ((const struct path *)val)->s == key;
 }
 
-/* The callers of leaf row w in this sample, as one interned path. */
+/*
+ * The callers of leaf row w in this sample, as one interned path: up to
+ * CALLER_DEPTH of them, the nearest first (callee order) or the
+ * outermost first (caller order).
+ */
 static void add_callers(struct report *r, struct row *w,
 			const struct jt_symres *y, uint32_t leaf)
 {
+	bool outer_first = r->order == ORDER_CALLER;
+	const char *sep = outer_first ? " -> " : " <- ";
+	uint32_t i, top = y->nframes;
 	char buf[2048], name[256];
 	size_t n = 0;
-	uint32_t i;
 	struct path *p;
 	const char *s;
 	uint64_t h;
 
+	if (top > leaf + 1 + CALLER_DEPTH)
+		top = leaf + 1 + CALLER_DEPTH;
 	/* snprintf says what it would have written: stop once full. */
-	for (i = leaf + 1;
-	     i < y->nframes && i <= leaf + CALLER_DEPTH && n < sizeof(buf) - 1;
-	     i++)
+	for (i = leaf + 1; i < top && n < sizeof(buf) - 1; i++) {
+		uint32_t f = outer_first ? top - (i - leaf) : i;
+
 		n += snprintf(
-			buf + n, sizeof(buf) - n, "%s%s", n ? " <- " : "",
-			jt_symres_name(&y->frames[i], name, sizeof(name)));
+			buf + n, sizeof(buf) - n, "%s%s", n ? sep : "",
+			jt_symres_name(&y->frames[f], name, sizeof(name)));
+	}
 	if (n >= sizeof(buf))
 		n = sizeof(buf) - 1;
 	s = jt_intern(&r->strs, n ? buf : "[no callers]", n ? n : 12);
