@@ -218,6 +218,7 @@ $(OUT)/tests/test_report_groups: $(OUT)/user/views/report_groups.o
 $(OUT)/tests/test_print_blocks: $(OUT)/user/views/print_blocks.o
 # The lanes' reader, on lanes in plain memory.
 $(OUT)/tests/test_lanes: $(OUT)/user/record/lanes.o
+$(OUT)/tests/test_localfs: $(OUT)/user/record/localfs.o
 # The JIT files' change watches, on files of its own.
 $(OUT)/tests/test_filewatch: $(OUT)/user/record/filewatch.o
 

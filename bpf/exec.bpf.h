@@ -15,21 +15,27 @@
  * namespace, and the same root mount and directory. A container, a
  * chroot or a bind-mounted root differs in one of them.
  */
-static __always_inline bool jt_sees_our_root(struct task_struct *p)
+static __always_inline void jt_exec_view(struct task_struct *p,
+					 struct jt_exec_view *v)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(p, fs, root.mnt);
+	struct mount *m = container_of(mnt, struct mount, mnt);
+
+	v->mntns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+	/* Moved by every mount and unmount in it, propagated ones too. */
+	v->mnt_event = BPF_CORE_READ(p, nsproxy, mnt_ns, event);
+	v->root_mnt = BPF_CORE_READ(m, mnt_id);
+	v->root_ino = BPF_CORE_READ(p, fs, root.dentry, d_inode, i_ino);
+}
+
+static __always_inline bool jt_sees_our_root(const struct jt_exec_view *v)
 {
 	__u32 zero = 0;
 	struct jt_config *cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
-	struct vfsmount *mnt;
-	struct mount *m;
 
-	if (!cfg || !cfg->self_root_ino ||
-	    BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum) != cfg->self_mntns)
-		return false;
-	mnt = BPF_CORE_READ(p, fs, root.mnt);
-	m = container_of(mnt, struct mount, mnt);
-	return BPF_CORE_READ(m, mnt_id) == cfg->self_root_mnt &&
-	       BPF_CORE_READ(p, fs, root.dentry, d_inode, i_ino) ==
-		       cfg->self_root_ino;
+	return cfg && cfg->self_root_ino && v->mntns == cfg->self_mntns &&
+	       v->root_mnt == cfg->self_root_mnt &&
+	       v->root_ino == cfg->self_root_ino;
 }
 
 /*
@@ -41,6 +47,7 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 					  pid_t old_pid)
 {
 	struct jt_scratch *s = jt_scratch();
+	struct jt_exec_view view;
 	struct jt_exec_event *ev;
 	__u32 trunc = 0, off, euid;
 
@@ -55,8 +62,9 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 	/* The file, not the string given to execve: absolute, no symlinks. */
 	ev->path_len =
 		jt_file_path(s, BPF_CORE_READ(bprm, file), ev->path, &trunc);
-	ev->flags = JT_EXEC_EUID;
-	if (jt_sees_our_root(p))
+	ev->flags = JT_EXEC_EUID | JT_EXEC_VIEW;
+	jt_exec_view(p, &view);
+	if (jt_sees_our_root(&view))
 		ev->flags |= JT_EXEC_OUR_ROOT;
 	off = ev->path_len & (JT_PATH_MAX - 1);
 	euid = BPF_CORE_READ(p, cred, euid.val);
@@ -65,8 +73,9 @@ static __always_inline __u64 jt_emit_exec(struct task_struct *p,
 	ev->path[off + 1] = euid >> 8;
 	ev->path[off + 2] = euid >> 16;
 	ev->path[off + 3] = euid >> 24;
-	ev->h.size = sizeof(*ev) + ev->path_len + sizeof(euid);
-	if (jt_emit(ev, sizeof(*ev) + off + sizeof(euid)))
+	__builtin_memcpy(&ev->path[off + sizeof(euid)], &view, sizeof(view));
+	ev->h.size = sizeof(*ev) + ev->path_len + sizeof(euid) + sizeof(view);
+	if (jt_emit(ev, sizeof(*ev) + off + sizeof(euid) + sizeof(view)))
 		return 0;
 	return ev->h.time;
 }

@@ -250,6 +250,20 @@ enum jt_exec_flags {
 	 * Says nothing of the recording once it is read back.
 	 */
 	JT_EXEC_OUR_ROOT = 1 << 2,
+	/*
+	 * A struct jt_exec_view follows the euid: how the process resolves
+	 * paths once the exec committed. Two with the same view see the same
+	 * mounts from the same root, so the same /tmp.
+	 */
+	JT_EXEC_VIEW = 1 << 3,
+};
+
+/* Not aligned where it follows the path: copy it out. */
+struct jt_exec_view {
+	__u32 mntns;	 /* the mount namespace's inode */
+	__u32 root_mnt;	 /* the root's mount id */
+	__u64 mnt_event; /* the namespace's last mount or unmount */
+	__u64 root_ino;	 /* the root directory's inode */
 };
 
 /* Followed by the JT_EV_VMA records of the new mm, with the same time. */

@@ -5,12 +5,15 @@ the same run, over SECS (default 60) per scenario:
   - quiet: nothing but the machine's own background;
   - churn: 50 short-lived processes a second, each writing a 1,000-line
     perf-map (tests/workloads/churn);
+  - churn-overlay: the same in a mount namespace of its own whose /tmp is
+    an overlayfs root made, as a rootful container runtime does;
   - node: Node with --perf-basic-prof, compiling and running new
     functions the whole time.
 For each: the tracer's CPU (user+sys of all its threads, from
 /proc/PID/stat) as a share of one core, and its peak RSS (VmHWM). The
 agent is scraped once per scenario, as Parca would.
-usage: [AGENT_CALL_GRAPH=fp|dwarf] bench_agent.py BUILD_DIR [SECS]"""
+usage: [AGENT_CALL_GRAPH=fp|dwarf] [SCENARIOS="quiet churn ..."]
+       bench_agent.py BUILD_DIR [SECS]"""
 import os
 import signal
 import socket
@@ -73,6 +76,16 @@ def workload(scenario):
     if scenario == "churn":
         return subprocess.Popen([*AS_USER, CHURN, "50", str(SECS), "1000"],
                                 stdout=subprocess.DEVNULL)
+    if scenario == "churn-overlay":
+        d = os.path.join(TMP, "ovl")
+        for sub in ("lower", "upper", "work"):
+            os.makedirs(os.path.join(d, sub), exist_ok=True)
+        os.chmod(os.path.join(d, "upper"), 0o1777)
+        opts = f"lowerdir={d}/lower,upperdir={d}/upper,workdir={d}/work"
+        return subprocess.Popen(
+            ["unshare", "-m", "--propagation", "private", "sh", "-c",
+             f'mount -t overlay overlay -o {opts} /tmp && exec "$@"', "sh",
+             *AS_USER, CHURN, "50", str(SECS), "1000"], stdout=subprocess.DEVNULL)
     if scenario == "node":
         return subprocess.Popen([*AS_USER, "node", "--perf-basic-prof", JS, str(SECS)],
                                 stdout=subprocess.DEVNULL, cwd=TMP)
@@ -105,12 +118,12 @@ def main():
         sys.exit("bench_agent: build the workloads first (make)")
     print(f"agent vs perf record -a -F 19 -g, {SECS:.0f} s per scenario "
           "(CPU: % of one core; RSS: peak)")
-    print(f"  {'scenario':<8} {'agent CPU':>10} {'perf CPU':>9} {'agent RSS':>10} "
+    print(f"  {'scenario':<13} {'agent CPU':>10} {'perf CPU':>9} {'agent RSS':>10} "
           f"{'perf RSS':>9}")
-    for scenario in ("quiet", "churn", "node"):
+    for scenario in os.environ.get("SCENARIOS", "quiet churn churn-overlay node").split():
         a_cpu, a_rss = one("agent", scenario)
         p_cpu, p_rss = one("perf", scenario)
-        print(f"  {scenario:<8} {a_cpu:>9.2f}% {p_cpu:>8.2f}% {a_rss:>8.1f}MB "
+        print(f"  {scenario:<13} {a_cpu:>9.2f}% {p_cpu:>8.2f}% {a_rss:>8.1f}MB "
               f"{p_rss:>7.1f}MB", flush=True)
 
 

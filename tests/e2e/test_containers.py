@@ -9,13 +9,14 @@ import glob
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
 
 import jitdump
-from jt import (AS_USER, JT, ROOT, TMP, USER, Skip, hx, inotify_watches, record, run, script,
-                start_attached, wait_for)
+from jt import (AS_USER, JT, ROOT, TMP, USER, WL, Skip, hx, inotify_watches, record, run,
+                script, start_attached, wait_for)
 from test_runtimes import check_against_jitdump
 
 JS = os.path.join(ROOT, "tests/workloads/compile-loop.js")
@@ -93,6 +94,80 @@ def test_container_node_perf_basic_prof():
     assert any(r["pid"] == pid and r.get("nspid") == 1 for r in rows)
     print(f"    jittrace: {named}/{total} JIT samples named")
     perf_share(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"), "perf-basic-prof")
+
+
+def overlay_tmp(name):
+    """A command that mounts an overlayfs on /tmp, its layers in a host
+    directory on the local disk, as a container runtime mounts a root."""
+    d = os.path.join(TMP, name)
+    for sub in ("lower", "upper", "work"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+        os.chmod(os.path.join(d, sub), 0o1777)
+    return (f"mount -t overlay overlay -o lowerdir={d}/lower,upperdir={d}/upper,"
+            f"workdir={d}/work /tmp")
+
+
+def jitgen_perfmap(p, data):
+    """jitgen's one perf-map, read whole: its pid and the stderr's opens."""
+    pid = next(e["pid"] for e in script(data) if e["type"] == "exec" and e["comm"] == "jitgen")
+    rep = run([JT, "report", "-i", data]).stdout
+    assert (f"# /proc/{pid}/root/tmp/perf-{pid}.map (pid {pid}, found while recording): "
+            "4 records, 0 malformed skipped") in rep, rep
+    return re.search(r"file opens: (\d+) in a /tmp on a local disk, \d+ by the opener's "
+                     r"worker; reads by the worker \(files not on a local disk\): (\d+)",
+                     p.stderr).groups()
+
+
+def test_an_overlay_tmp_root_made_is_a_local_disk():
+    """A rootful container runtime gives a container an overlayfs root,
+    its layers on the host's disk. Made by root, of layers on local
+    disks, it is as safe as they are: the runtime's perf-map opens and
+    is read on the recorder's own thread, as on ext4. One made in a user
+    namespace (rootless: its layers are whatever that user chose, FUSE
+    among them) stays with the worker."""
+    need("unshare")
+    gen = f"{os.path.join(WL, 'jitgen')} adjacent 4 0.5 -m"
+    p, data = record(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                      f"{overlay_tmp('ovl-root')} && exec {' '.join(AS_USER)} {gen}"],
+                     ["-v", "--run-as-root"])
+    assert jitgen_perfmap(p, data) == ("1", "0"), p.stderr
+    p, data = record(["unshare", "-Urm", "sh", "-c",
+                      f"{overlay_tmp('ovl-userns')} && exec {gen}"], ["-v"])
+    local, worker_reads = jitgen_perfmap(p, data)
+    assert local == "0" and int(worker_reads) > 0, p.stderr
+
+
+def test_a_containers_execs_reuse_its_tmp():
+    """Each exec in a container used to ask the worker for its /tmp (a
+    walk into its root, two thread switches): under churn its processes
+    were gone before the answer came. An exec that sees the same mounts
+    from the same root as an earlier one that asked (JT_EXEC_VIEW) takes
+    that answer. Three execs here cannot: unshare's own (our /tmp), the
+    shell's in the new namespace, and setpriv's, the first after the
+    mount, which changed what /tmp is; the mount's own exec reuses the
+    shell's answer, churn's and its children's setpriv's. Every child's
+    perf-map is read whole from the overlayfs."""
+    need("unshare")
+    # The container's shell outlives churn, so its /tmp is still held
+    # when the last child's perf-map is read.
+    churn = f"{os.path.join(WL, 'churn')} 10 2 100 keep; sleep 1"
+    p, data = record(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                      f"{overlay_tmp('ovl-execs')} && exec {' '.join(AS_USER)} "
+                      f"sh -c '{churn}'"],
+                     ["-v", "--run-as-root"])
+    execs = [e for e in script(data) if e["type"] == "exec"]
+    assert [e["comm"] for e in execs[:6] + execs[-1:]] == \
+        ["unshare", "sh", "mount", "setpriv", "sh", "churn", "sleep"], execs
+    kids = [e["pid"] for e in execs[6:-1]]
+    assert kids and all(e["path"].endswith("/churn") for e in execs[6:-1]), execs
+    reused = re.search(r"execs whose /tmp an earlier exec's answer gave .*: (\d+)$",
+                       p.stderr, re.M)
+    assert reused and int(reused.group(1)) == len(execs) - 3, p.stderr
+    rep = run([JT, "report", "-i", data]).stdout
+    for pid in kids:
+        assert (f"# /proc/{pid}/root/tmp/perf-{pid}.map (pid {pid}, found while recording): "
+                "100 records, 0 malformed skipped") in rep, rep
+    assert "reads by the worker (files not on a local disk): 0" in p.stderr, p.stderr
 
 
 def perf_share(cmd, what):

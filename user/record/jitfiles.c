@@ -147,6 +147,8 @@ struct who {
 	uid_t euid;
 	pid_t parent;  /* a fork's: the child has its /tmp; 0: none */
 	bool our_root; /* an exec's JT_EXEC_OUR_ROOT: our /tmp */
+	bool has_view; /* an exec's JT_EXEC_VIEW */
+	struct jt_exec_view view;
 };
 
 /* A directory the worker answered: kept if on a local disk, else closed. */
@@ -181,16 +183,21 @@ static void tmp_keep(struct jt_jitfiles *j, uint64_t key,
 {
 	struct jt_tmpwatch *w = NULL;
 
-	close(res->fd);
 	if (key == j->self_mntns || tmp_find(j, key) ||
 	    !(w = calloc(1, sizeof(*w))) ||
 	    jt_hash_add(&j->tmps, jt_hash_u64(key), w)) {
+		close(res->fd);
 		free(w);
 		return;
 	}
 	w->mntns = key;
 	w->wd = res->wd >= 0 ? res->wd : -1;
-	w->dir = res->local ? JT_TMP_UNASKED : JT_TMP_WORKER;
+	/*
+	 * The directory the worker opened, kept: asked again at the first
+	 * perf-map, through that map's process, a child gone by then (under
+	 * churn, the first) lost its map.
+	 */
+	w->dir = keep_dir(res);
 	/* Not findable by its watch: events on it name no process. */
 	if (w->wd >= 0 && jt_hash_add(&j->wds, jt_hash_u64(w->wd), w))
 		w->wd = -1;
@@ -250,21 +257,55 @@ static uint64_t tmp_ask(struct jt_jitfiles *j, pid_t pid, uid_t uid)
 	return key;
 }
 
+static struct jt_view_tmp *view_slot(struct jt_jitfiles *j,
+				     const struct jt_exec_view *v)
+{
+	uint64_t h = jt_hash_u64(v->mntns ^ (uint64_t)v->root_mnt << 32) ^
+		     jt_hash_u64(v->mnt_event) ^ jt_hash_u64(v->root_ino);
+
+	return &j->views[h % JT_VIEWS];
+}
+
 /*
- * The parent's /tmp, which a child has until it execs, or ours, which
- * BPF saw the exec keep: no worker. A stat per exec was a twentieth of
- * the agent's time under process churn.
+ * The /tmp an earlier exec with the same view was answered, where it is
+ * still held: the same mounts seen from the same root. A container's
+ * every exec asked the worker, two thread switches and a walk into its
+ * root: under churn its processes were gone before the answer came.
+ */
+static uint64_t view_tmp(struct jt_jitfiles *j, const struct jt_exec_view *v)
+{
+	struct jt_view_tmp *s = view_slot(j, v);
+
+	if (!s->mntns || memcmp(&s->view, v, sizeof(*v)) ||
+	    (s->mntns != j->self_mntns && !tmp_find(j, s->mntns)))
+		return 0;
+	j->views_reused++;
+	return s->mntns;
+}
+
+/*
+ * The parent's /tmp, which a child has until it execs, ours, which BPF
+ * saw the exec keep, or one an exec with the same view had: no worker.
+ * A stat per exec was a twentieth of the agent's time under process
+ * churn.
  */
 static uint64_t tmp_of_new(struct jt_jitfiles *j, const struct jt_jitproc *p,
 			   const struct who *w)
 {
 	const struct jt_jitproc *q = w->parent ? proc(j, w->parent) : NULL;
+	uint64_t key;
 
 	if (w->our_root && j->self_mntns)
 		return j->self_mntns;
 	if (q && q->mntns)
 		return q->mntns;
-	return tmp_ask(j, p->pid, p->euid_known ? p->euid : (uid_t)-1);
+	if (w->has_view && (key = view_tmp(j, &w->view)))
+		return key;
+	key = tmp_ask(j, p->pid, p->euid_known ? p->euid : (uid_t)-1);
+	if (key && w->has_view)
+		*view_slot(j, &w->view) =
+			(struct jt_view_tmp){ .view = w->view, .mntns = key };
+	return key;
 }
 
 static void track(struct jt_jitfiles *j, pid_t pid, const struct who *w)
@@ -999,6 +1040,19 @@ static void fork_track(struct jt_jitfiles *j, const struct jt_fork_event *fk,
 	track(j, fk->child_pid, &w);
 }
 
+/* The view after the euid (JT_EXEC_VIEW), copied out: not aligned. */
+static bool exec_view(const struct jt_exec_event *ee, size_t len,
+		      struct jt_exec_view *v)
+{
+	size_t at = sizeof(*ee) + ee->path_len + sizeof(uint32_t);
+
+	if (len < sizeof(*ee) || !(ee->flags & JT_EXEC_EUID) ||
+	    !(ee->flags & JT_EXEC_VIEW) || at > len || len - at < sizeof(*v))
+		return false;
+	memcpy(v, (const char *)ee + at, sizeof(*v));
+	return true;
+}
+
 static void exec_track(struct jt_jitfiles *j, const struct jt_exec_event *ee,
 		       size_t len)
 {
@@ -1006,6 +1060,7 @@ static void exec_track(struct jt_jitfiles *j, const struct jt_exec_event *ee,
 
 	w.euid_known = jt_event_euid(&ee->h, len, &w.euid);
 	w.our_root = len >= sizeof(*ee) && (ee->flags & JT_EXEC_OUR_ROOT);
+	w.has_view = exec_view(ee, len, &w.view);
 	track(j, ee->h.pid, &w);
 }
 

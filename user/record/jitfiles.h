@@ -81,6 +81,16 @@ struct jt_tmpwatch {
 };
 
 /*
+ * A /tmp asked of the worker, by the view of the exec that asked: a later
+ * exec with the same view sees the same /tmp (JT_EXEC_VIEW).
+ */
+#define JT_VIEWS 64
+struct jt_view_tmp {
+	struct jt_exec_view view;
+	uint64_t mntns; /* as jt_jitproc.mntns; 0: none */
+};
+
+/*
  * Files and processes are held while their process lives, so a long
  * system-wide recording keeps what is alive, not every process it saw.
  */
@@ -94,6 +104,8 @@ struct jt_jitfiles {
 	struct jt_hash by_ns; /* (its /tmp, ns pid) -> struct jt_jitproc */
 	struct jt_hash tmps;  /* a /tmp -> struct jt_tmpwatch */
 	struct jt_hash wds;   /* its inotify watch -> the same */
+	struct jt_view_tmp views[JT_VIEWS]; /* by the view's hash */
+	uint64_t views_reused;		    /* execs that asked no worker */
 	uint64_t self_mntns;
 	int tmp_wd;  /* our own /tmp */
 	int tmp_dir; /* our own /tmp: JT_TMP_* or a descriptor */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "lib/procfile.h"
 #include "model/elfsyms.h"
+#include "record/localfs.h"
 #include "record/opener.h"
 
 struct jt_opener_worker {
@@ -56,26 +57,6 @@ static int by_path(const struct jt_open_req *r)
 }
 
 /*
- * Filesystems no user can mount or make hang: the disk-backed ones a
- * system's libraries live on. FUSE, which may claim any owner, is not.
- */
-static bool local_disk(int fd)
-{
-	static const long kinds[] = { 0xEF53,	  0x58465342, 0x9123683E,
-				      0xF2F52010, 0x73717368, 0xE0F5E1E2,
-				      0x01021994 };
-	struct statfs sf;
-	size_t i;
-
-	if (fstatfs(fd, &sf))
-		return false;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if ((long)sf.f_type == kinds[i])
-			return true;
-	return false;
-}
-
-/*
  * Reading a big library cold (a fresh machine's first CPython, while the
  * disk still writes out the packages just installed) passed 250 ms: a
  * slow disk, not a user's trap, when the file is root's on a local disk.
@@ -85,15 +66,18 @@ static bool local_disk(int fd)
 static void reading(struct jt_opener_worker *w, int fd)
 {
 	struct stat st;
-	bool roots = !fstat(fd, &st) && !st.st_uid && local_disk(fd);
+	bool roots = !fstat(fd, &st) && !st.st_uid && jt_localfs(fd, -1);
 
 	pthread_mutex_lock(&w->lock);
 	w->reading_roots = roots;
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* What the loop needs to know of an opened file, asked here: it can hang. */
-static void describe(struct jt_open_res *res)
+/*
+ * What the loop needs to know of an opened file, asked here: it can
+ * hang. ns_pid: the process in whose mount namespace it was opened.
+ */
+static void describe(struct jt_open_res *res, pid_t ns_pid)
 {
 	int err = fstat(res->fd, &res->st) ? -errno : 0;
 
@@ -102,7 +86,7 @@ static void describe(struct jt_open_res *res)
 		res->fd = err;
 		return;
 	}
-	res->local = local_disk(res->fd);
+	res->local = jt_localfs(res->fd, ns_pid);
 }
 
 /*
@@ -121,7 +105,7 @@ static struct jt_open_res dir_of(const struct jt_open_req *r)
 
 	if (res.fd < 0)
 		return res;
-	describe(&res);
+	describe(&res, r->root_pid);
 	if (res.fd < 0 || !r->watch)
 		return res;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", res.fd);
@@ -148,6 +132,7 @@ static struct jt_open_res do_open(struct jt_opener_worker *w,
 				  const struct jt_open_req *r)
 {
 	struct jt_open_res res = { .fd = -ENOENT };
+	pid_t ns_pid = r->pid; /* whose mount namespace fd was opened in */
 
 	stall_for_test(r, w->stall, w->stall ? strlen(w->stall) : 0, 3600);
 	if (r->want_dir)
@@ -156,10 +141,12 @@ static struct jt_open_res do_open(struct jt_opener_worker *w,
 		return do_read(r);
 	if (r->end)
 		res.fd = jt_proc_open_mapped(r->pid, r->start, r->end);
-	if (res.fd < 0 && r->path[0])
+	if (res.fd < 0 && r->path[0]) {
 		res.fd = by_path(r);
+		ns_pid = r->root_pid;
+	}
 	if (res.fd >= 0 && !r->build_id)
-		describe(&res);
+		describe(&res, ns_pid);
 	if (res.fd >= 0 && r->build_id) {
 		reading(w, res.fd);
 		/* JT_TEST_READ_SLOW=TEXT:SECS: a read that lasts SECS */

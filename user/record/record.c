@@ -71,6 +71,8 @@ struct recorder {
 	struct jt_output out;
 	uint64_t bpf_records;
 	size_t jit_files;
+	uint64_t views_reused; /* the JIT files' view_tmp hits, kept past close
+				*/
 	uint64_t lost_written;
 	uint64_t perf_lost;    /* the perf rings' count, as last read */
 	uint64_t perf_lost_ns; /* when: 0, never */
@@ -892,6 +894,7 @@ static void finish(struct recorder *r, int exit_status)
 	r->lane_records += jt_lanes_drain(&r->probes.lanes, on_bpf_event, r);
 	jt_perf_drain(&r->perf, &r->w);
 	r->jit_files = jt_jitfiles_accepted(&r->jit);
+	r->views_reused = r->jit.views_reused;
 	jt_jitfiles_close(&r->jit);
 	opener_report(&r->opener);
 	write_lost(r, true);
@@ -927,6 +930,11 @@ static void finish(struct recorder *r, int exit_status)
 			(unsigned long long)r->opener.direct,
 			(unsigned long long)r->opener.worked,
 			(unsigned long long)r->opener.reads);
+		fprintf(stderr,
+			"jittrace: execs whose /tmp an earlier exec's answer "
+			"gave (the same mounts seen from the same root): "
+			"%llu\n",
+			(unsigned long long)r->views_reused);
 	}
 	fprintf(stderr,
 		"jittrace: wrote %s (%llu BPF events, %llu perf records, "
