@@ -15,6 +15,7 @@ agent is scraped once per scenario, as Parca would.
 usage: [AGENT_CALL_GRAPH=fp|dwarf] [SCENARIOS="quiet churn ..."]
        bench_agent.py BUILD_DIR [SECS]"""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,11 +82,13 @@ def workload(scenario):
         for sub in ("lower", "upper", "work"):
             os.makedirs(os.path.join(d, sub), exist_ok=True)
         os.chmod(os.path.join(d, "upper"), 0o1777)
+        # In the lower layer: a build under /tmp is hidden by the mount.
+        shutil.copy(CHURN, os.path.join(d, "lower", "churn"))
         opts = f"lowerdir={d}/lower,upperdir={d}/upper,workdir={d}/work"
         return subprocess.Popen(
             ["unshare", "-m", "--propagation", "private", "sh", "-c",
              f'mount -t overlay overlay -o {opts} /tmp && exec "$@"', "sh",
-             *AS_USER, CHURN, "50", str(SECS), "1000"], stdout=subprocess.DEVNULL)
+             *AS_USER, "/tmp/churn", "50", str(SECS), "1000"], stdout=subprocess.DEVNULL)
     if scenario == "node":
         return subprocess.Popen([*AS_USER, "node", "--perf-basic-prof", JS, str(SECS)],
                                 stdout=subprocess.DEVNULL, cwd=TMP)

@@ -96,13 +96,16 @@ def test_container_node_perf_basic_prof():
     perf_share(container(tmp, f"exec node --perf-basic-prof {BOX_JS} 2"), "perf-basic-prof")
 
 
-def overlay_tmp(name):
+def overlay_tmp(name, workload):
     """A command that mounts an overlayfs on /tmp, its layers in a host
-    directory on the local disk, as a container runtime mounts a root."""
+    directory on the local disk, as a container runtime mounts a root,
+    with the workload in its lower layer: the build may be under the
+    host's /tmp, which the mount hides (CI's clone is)."""
     d = os.path.join(TMP, name)
     for sub in ("lower", "upper", "work"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
         os.chmod(os.path.join(d, sub), 0o1777)
+    shutil.copy(os.path.join(WL, workload), os.path.join(d, "lower", workload))
     return (f"mount -t overlay overlay -o lowerdir={d}/lower,upperdir={d}/upper,"
             f"workdir={d}/work /tmp")
 
@@ -126,13 +129,14 @@ def test_an_overlay_tmp_root_made_is_a_local_disk():
     namespace (rootless: its layers are whatever that user chose, FUSE
     among them) stays with the worker."""
     need("unshare")
-    gen = f"{os.path.join(WL, 'jitgen')} adjacent 4 0.5 -m"
+    gen = "/tmp/jitgen adjacent 4 0.5 -m"
     p, data = record(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                      f"{overlay_tmp('ovl-root')} && exec {' '.join(AS_USER)} {gen}"],
+                      f"{overlay_tmp('ovl-root', 'jitgen')} && "
+                      f"exec {' '.join(AS_USER)} {gen}"],
                      ["-v", "--run-as-root"])
     assert jitgen_perfmap(p, data) == ("1", "0"), p.stderr
     p, data = record(["unshare", "-Urm", "sh", "-c",
-                      f"{overlay_tmp('ovl-userns')} && exec {gen}"], ["-v"])
+                      f"{overlay_tmp('ovl-userns', 'jitgen')} && exec {gen}"], ["-v"])
     local, worker_reads = jitgen_perfmap(p, data)
     assert local == "0" and int(worker_reads) > 0, p.stderr
 
@@ -150,9 +154,9 @@ def test_a_containers_execs_reuse_its_tmp():
     need("unshare")
     # The container's shell outlives churn, so its /tmp is still held
     # when the last child's perf-map is read.
-    churn = f"{os.path.join(WL, 'churn')} 10 2 100 keep; sleep 1"
+    churn = "/tmp/churn 10 2 100 keep; sleep 1"
     p, data = record(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                      f"{overlay_tmp('ovl-execs')} && exec {' '.join(AS_USER)} "
+                      f"{overlay_tmp('ovl-execs', 'churn')} && exec {' '.join(AS_USER)} "
                       f"sh -c '{churn}'"],
                      ["-v", "--run-as-root"])
     execs = [e for e in script(data) if e["type"] == "exec"]
