@@ -1044,10 +1044,13 @@ static void fork_track(struct jt_jitfiles *j, const struct jt_fork_event *fk,
 static bool exec_view(const struct jt_exec_event *ee, size_t len,
 		      struct jt_exec_view *v)
 {
-	size_t at = sizeof(*ee) + ee->path_len + sizeof(uint32_t);
+	size_t at;
 
 	if (len < sizeof(*ee) || !(ee->flags & JT_EXEC_EUID) ||
-	    !(ee->flags & JT_EXEC_VIEW) || at > len || len - at < sizeof(*v))
+	    !(ee->flags & JT_EXEC_VIEW))
+		return false;
+	at = sizeof(*ee) + ee->path_len + sizeof(uint32_t);
+	if (at > len || len - at < sizeof(*v))
 		return false;
 	memcpy(v, (const char *)ee + at, sizeof(*v));
 	return true;

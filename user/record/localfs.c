@@ -70,10 +70,10 @@ static bool ns_is_roots(pid_t pid, uint64_t *ns_ino)
 }
 
 /*
- * The last overlayfs mounts judged, by namespace, mount id and device: a
- * container's processes ask of the same one at every exec, and reading
- * its mountinfo each time lost a churning container's short-lived
- * perf-maps. Workers share it: one the loop gave up on may still run.
+ * The last overlayfs mounts judged, by namespace, mount id and device:
+ * every file the worker opens in a container asks of the same one, and
+ * its mountinfo is read and its layers stat'ed once. Workers share it:
+ * one the loop gave up on may still run.
  */
 #define VERDICTS 16
 
