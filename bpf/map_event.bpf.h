@@ -72,9 +72,13 @@ static __always_inline void test_stall(__u64 len)
 {
 #ifndef JT_LEGACY
 	__u32 zero = 0;
-	struct stall_ctx s = { .cfg = bpf_map_lookup_elem(&jt_cfg, &zero) };
+	struct stall_ctx s;
 
-	if (!jt_test_stall_len || !s.cfg)
+	/* Tested first, so a run without stalls never looks the config up. */
+	if (!jt_test_stall_len)
+		return;
+	s.cfg = bpf_map_lookup_elem(&jt_cfg, &zero);
+	if (!s.cfg)
 		return;
 	/* The count is jt_config's: no map of its own for a test. */
 	s.looked = __sync_fetch_and_add(&s.cfg->test_looked, 1) + 1;
