@@ -149,8 +149,8 @@ def test_a_containers_execs_reuse_its_tmp():
     that answer. Three execs here cannot: unshare's own (our /tmp), the
     shell's in the new namespace, and setpriv's, the first after the
     mount, which changed what /tmp is; the mount's own exec reuses the
-    shell's answer, churn's and its children's setpriv's. Every child's
-    perf-map is read whole from the overlayfs."""
+    shell's answer, and the inner sh, churn, its children and sleep reuse
+    setpriv's. Every child's perf-map is read whole from the overlayfs."""
     need("unshare")
     # The container's shell outlives churn, so its /tmp is still held
     # when the last child's perf-map is read.
