@@ -267,7 +267,7 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@sh tests/bench/bench.sh $(OUT)
 	@python3 tests/bench/bpf_stats.py $(OUT)
-	@for m in empty clock ring batch lane lookup; do python3 tests/bench/bpf_stats.py $(OUT) 2.5 \
+	@for m in empty clock ring batch lane lookup lock-empty lock-lane; do python3 tests/bench/bpf_stats.py $(OUT) 2.5 \
 		-- $(OUT)/bench/hookfloor $$m -- $(OUT)/workloads/mmloop callsfor 5; done
 	@python3 tests/bench/bench_capture.py $(OUT)
 	@python3 tests/bench/bench_perfmap_writes.py $(OUT)

@@ -99,6 +99,15 @@ bench calls 200000 "mmap+mprotect+munmap (per loop)"
 # perf's 1,450 to 1,700) that hides what the calls cost each tracer.
 samp="-c 1000000000"
 tracers="jittrace perf"
+# Beside them, with no sampling either: the syscall-exit floor again,
+# and a hook off the slow syscall path, a raw tracepoint the loop's
+# calls all pass (mmap_lock_released), empty and with a lane write, so
+# the row says whether another hook would bring the calls' cost down.
+if $out/bench/hookfloor lock-empty -- true 2>/dev/null; then
+	tracers="$tracers floor-empty floor-lock-empty floor-lock-lane"
+else
+	echo "bench: no mmap_lock_released raw tracepoint: lock floors skipped" >&2
+fi
 bench calls 200000 "mmap+mprotect+munmap, sampling off in both (per loop)"
 samp=
 tracers="jittrace jtcow perf"

@@ -12,6 +12,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 #include "jt_abi.h"
 
 enum floor_mode {
@@ -185,6 +186,17 @@ int floor_fx_mprotect(__u64 *ctx)
 
 SEC("fexit/__vm_munmap")
 int floor_fx_munmap(__u64 *ctx)
+{
+	return hook(0);
+}
+
+/*
+ * A raw tracepoint no syscall path runs: mmap_lock_released fires as each
+ * of the loop's calls lets the lock go (munmap's after its downgrade), so
+ * it says what a hook off the slow syscall path would cost here.
+ */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(floor_lk_released, struct mm_struct *mm, bool write)
 {
 	return hook(0);
 }

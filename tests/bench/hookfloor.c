@@ -3,9 +3,9 @@
  * hookfloor MODE -- CMD...: run CMD (as nobody) with tests/bench/
  * hookfloor.bpf.c's programs attached in MODE (empty, clock, ring, batch,
  * lookup at the syscall tracepoints; fexit-empty, fexit-ring on the
- * kernel functions), and read their ring as a recorder would, so that
- * the bench can say what the hooks alone cost on the mmap loop, beside
- * jittrace and perf.
+ * kernel functions; lock-empty, lock-ring, lock-lane at mmap_lock_released),
+ * and read their ring as a recorder would, so that the bench can say what the
+ * hooks alone cost on the mmap loop, beside jittrace and perf.
  */
 #include <errno.h>
 #include <grp.h>
@@ -19,27 +19,39 @@
 #include <bpf/libbpf.h>
 #include "hookfloor.skel.h"
 
+/* The programs' families: a run attaches one (hookfloor.bpf.c's names). */
+enum family { FAM_TP, FAM_FEXIT, FAM_LOCK };
+static const char *const family_tag[] = { "floor_", "_fx_", "_lk_" };
+
 /* Each mode's name, its programs' family, and its rodata mode. */
 static const struct {
 	const char *name;
-	bool fexit;
+	enum family family;
 	__u32 mode; /* hookfloor.bpf.c's enum floor_mode */
 } modes[] = {
-	{ "empty", false, 0 },	   { "ring", false, 1 },
-	{ "lookup", false, 2 },	   { "clock", false, 3 },
-	{ "batch", false, 4 },	   { "fexit-empty", true, 0 },
-	{ "fexit-ring", true, 1 }, { "lane", false, 5 },
+	{ "empty", FAM_TP, 0 },		{ "ring", FAM_TP, 1 },
+	{ "lookup", FAM_TP, 2 },	{ "clock", FAM_TP, 3 },
+	{ "batch", FAM_TP, 4 },		{ "fexit-empty", FAM_FEXIT, 0 },
+	{ "fexit-ring", FAM_FEXIT, 1 }, { "lane", FAM_TP, 5 },
+	{ "lock-empty", FAM_LOCK, 0 },	{ "lock-ring", FAM_LOCK, 1 },
+	{ "lock-lane", FAM_LOCK, 5 },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
-/* One family of programs per run: the tracepoints, or the fexits. */
-static void pick_family(struct hookfloor_bpf *skel, bool fexit)
+/* One family of programs per run: the tracepoints, the fexits or the lock's. */
+static void pick_family(struct hookfloor_bpf *skel, enum family f)
 {
 	struct bpf_program *p;
+	const char *name;
+	bool in;
 
-	bpf_object__for_each_program (p, skel->obj)
-		bpf_program__set_autoload(
-			p, fexit == !!strstr(bpf_program__name(p), "_fx_"));
+	bpf_object__for_each_program (p, skel->obj) {
+		name = bpf_program__name(p);
+		in = f == FAM_TP ? !strstr(name, family_tag[FAM_FEXIT]) &&
+					   !strstr(name, family_tag[FAM_LOCK]) :
+				   !!strstr(name, family_tag[f]);
+		bpf_program__set_autoload(p, in);
+	}
 }
 
 static int drop(void *ctx, void *data, size_t size)
@@ -88,14 +100,16 @@ int main(int argc, char **argv)
 	if (argc < 4 || mode == NMODES || strcmp(argv[2], "--")) {
 		fprintf(stderr,
 			"usage: hookfloor empty|clock|ring|batch|lane|lookup|"
-			"fexit-empty|fexit-ring -- CMD...\n");
+			"fexit-empty|fexit-ring|lock-empty|lock-ring|lock-lane "
+			"-- "
+			"CMD...\n");
 		return 2;
 	}
 	pid = spawn(argv + 3, &go);
 	skel = hookfloor_bpf__open();
 	if (pid < 0 || !skel)
 		return 1;
-	pick_family(skel, modes[mode].fexit);
+	pick_family(skel, modes[mode].family);
 	skel->rodata->mode = modes[mode].mode;
 	skel->rodata->pid = pid;
 	if (hookfloor_bpf__load(skel) || hookfloor_bpf__attach(skel)) {
