@@ -17,6 +17,16 @@ OUT ?= build
 else
 $(error ARCH is x86 (the default) or arm64, not $(ARCH))
 endif
+# One spelling of the build directory, whichever OUT= gave: a .d file
+# names its targets as that build's OUT did, and a build that spelt it
+# the other way never matched them, so make ARCH=arm64 after the VM
+# suite's OUT=$PWD/build-arm64 linked BPF objects older than jt_abi.h.
+override OUT := $(abspath $(OUT))
+# make build/jittrace, as the tree spells it, still names these targets.
+OUT_IN_TREE := $(patsubst $(CURDIR)/%,%,$(OUT))
+ifneq ($(OUT_IN_TREE),$(OUT))
+$(OUT_IN_TREE)/%: $(OUT)/% ;
+endif
 
 # CFLAGS, LDFLAGS and LDLIBS are the user's (make CFLAGS=-O0): they add to
 # the project's own flags, kept apart in JT_*, never replace them.

@@ -664,6 +664,21 @@ def test_make_cflags_add_to_the_projects_flags():
     assert os.path.getsize(obj) > 0
 
 
+def test_make_sees_a_header_change_however_out_is_spelt():
+    """A .d file names its targets as the build that wrote it spelt OUT:
+    make ARCH=arm64 after the VM suite's OUT=$PWD/build-arm64 matched none
+    of them and linked BPF objects older than jt_abi.h. make -W says what
+    a newer header would rebuild, without touching the tree."""
+    rel = os.path.relpath(BUILD, ROOT)
+    spellings = [BUILD, BUILD + "/"] + ([] if rel.startswith("..") else [rel])
+    for out in spellings:
+        obj = os.path.join(out, "bpf/maps.bpf.o")
+        base = ["make", "-C", ROOT, "-n", f"OUT={out}"]
+        assert "bpf/maps.bpf.c" not in run(base + [obj]).stdout, out
+        p = run(base + ["-W", "include/jt_abi.h", obj])
+        assert "bpf/maps.bpf.c" in p.stdout, (out, p.stdout[-500:])
+
+
 def test_attach_ends_when_the_process_exits_unreaped():
     # The process exits but its parent (this test) has not reaped it: a
     # zombie still answers kill(pid, 0). record -p must end all the same.
