@@ -9,7 +9,7 @@ openjdk-17-jdk-headless"
 [ "${1:-}" = "--test" ] && pkgs="$pkgs python3 procps util-linux nodejs llvm-14 golang-go \
 	golang-github-google-pprof-dev hotspot xvfb xauth imagemagick libc6-dbg \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user scdoc debhelper lintian \
-	man-db zsh chromium clang-format python3-fusepy"
+	man-db zsh chromium clang-format python3-fusepy postgresql-15"
 # --arm64 (and --test, which cross-builds once): the cross compiler and
 # the arm64 -dev packages, from Debian's arm64 architecture.
 arm64="libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libdw-dev:arm64 \
