@@ -19,9 +19,18 @@
 #include <bpf/libbpf.h>
 #include "hookfloor.skel.h"
 
-/* The programs' families: a run attaches one (hookfloor.bpf.c's names). */
+/* The programs' families: a run attaches one. */
 enum family { FAM_TP, FAM_FEXIT, FAM_LOCK };
-static const char *const family_tag[] = { "floor_", "_fx_", "_lk_" };
+
+/* A program's family, by its name in hookfloor.bpf.c. */
+static enum family family_of(const char *name)
+{
+	if (strstr(name, "_fx_"))
+		return FAM_FEXIT;
+	if (strstr(name, "_lk_"))
+		return FAM_LOCK;
+	return FAM_TP;
+}
 
 /* Each mode's name, its programs' family, and its rodata mode. */
 static const struct {
@@ -42,16 +51,10 @@ static const struct {
 static void pick_family(struct hookfloor_bpf *skel, enum family f)
 {
 	struct bpf_program *p;
-	const char *name;
-	bool in;
 
-	bpf_object__for_each_program (p, skel->obj) {
-		name = bpf_program__name(p);
-		in = f == FAM_TP ? !strstr(name, family_tag[FAM_FEXIT]) &&
-					   !strstr(name, family_tag[FAM_LOCK]) :
-				   !!strstr(name, family_tag[f]);
-		bpf_program__set_autoload(p, in);
-	}
+	bpf_object__for_each_program (p, skel->obj)
+		bpf_program__set_autoload(p,
+					  family_of(bpf_program__name(p)) == f);
 }
 
 static int drop(void *ctx, void *data, size_t size)
@@ -99,10 +102,10 @@ int main(int argc, char **argv)
 			break;
 	if (argc < 4 || mode == NMODES || strcmp(argv[2], "--")) {
 		fprintf(stderr,
-			"usage: hookfloor empty|clock|ring|batch|lane|lookup|"
-			"fexit-empty|fexit-ring|lock-empty|lock-ring|lock-lane "
-			"-- "
-			"CMD...\n");
+			"usage: hookfloor MODE -- CMD...\n"
+			"MODE: empty, clock, ring, batch, lane, lookup, "
+			"fexit-empty, fexit-ring,\n"
+			"      lock-empty, lock-ring, lock-lane\n");
 		return 2;
 	}
 	pid = spawn(argv + 3, &go);
