@@ -3,6 +3,7 @@
 attach modes, sampling options."""
 import json
 import platform
+import pwd
 import re
 import os
 import signal
@@ -652,6 +653,27 @@ def test_make_install_honours_prefix_and_destdir():
     binary = os.path.join(dest, "opt/jt/bin/jittrace")
     assert os.access(binary, os.X_OK)
     assert "usage: jittrace" in run([binary, "--help"]).stdout
+
+
+def test_the_command_has_its_users_home():
+    """sudo sets HOME to root's. A command run as the invoking user with
+    it cannot write its own files there: go build failed with "failed to
+    initialize build cache at /root/.cache/go-build: permission denied".
+    As su and sudo -u do, the command gets its user's HOME, USER and
+    LOGNAME; under --run-as-root its environment is left alone."""
+    pw = pwd.getpwnam(USER)
+    data = os.path.join(TMP, "home.data")
+    show = ["--", "sh", "-c", 'echo "$HOME|$USER|$LOGNAME|$(id -un)"']
+    want = f"{pw.pw_dir}|{pw.pw_name}|{pw.pw_name}|{pw.pw_name}"
+    root_env = {**os.environ, "HOME": "/root", "USER": "root", "LOGNAME": "root"}
+    sudo_env = {**root_env, "SUDO_UID": str(pw.pw_uid), "SUDO_GID": str(pw.pw_gid),
+                "SUDO_USER": pw.pw_name}
+    for opts, env in ((["--user", USER], root_env), ([], sudo_env)):
+        p = run([JT, "record", "-o", data, *opts, *show], env=env)
+        assert p.stdout.strip() == want, (opts, p.stdout)
+    p = run([JT, "record", "-o", data, "--run-as-root", *show],
+            env={**root_env, "HOME": "/somewhere", "USER": "someone"})
+    assert p.stdout.strip() == "/somewhere|someone|root|root", p.stdout
 
 
 def test_make_cflags_add_to_the_projects_flags():

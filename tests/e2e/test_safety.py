@@ -176,8 +176,11 @@ def odd_start():
 
 def test_command_inherits_what_it_would_without_jittrace():
     wl = os.path.join(WL, "selfstate")
+    # Run directly, the command would have its user's login variables, as
+    # su gives them, not the ones sudo set for root.
     direct = ["setpriv", "--reuid", str(NOBODY.pw_uid), "--regid", str(NOBODY.pw_gid),
-              "--init-groups", wl]
+              "--init-groups", "env", f"HOME={NOBODY.pw_dir}", f"USER={NOBODY.pw_name}",
+              f"LOGNAME={NOBODY.pw_name}", wl]
     traced = [JT, "record", "-o", os.path.join(TMP, "self.data"), "--user", USER, "--", wl]
     want, got = selfstate(direct, odd_start), selfstate(traced, odd_start)
     assert any(l.startswith("rlimit 7 512 4096") for l in want)

@@ -27,6 +27,23 @@ static int load_groups(struct jt_target *t, const char *user)
 	return 0;
 }
 
+/* The user's own HOME, USER and LOGNAME, for the child to put. */
+static void load_env(struct jt_target *t, const struct passwd *pw)
+{
+	int n = snprintf(t->env_home, sizeof(t->env_home), "HOME=%s",
+			 pw->pw_dir);
+
+	/* A name or home too long for the buffers: leave all three. */
+	if (n < 0 || (size_t)n >= sizeof(t->env_home) ||
+	    strlen(pw->pw_name) + 9 > sizeof(t->env_logname)) {
+		t->env_home[0] = 0;
+		return;
+	}
+	snprintf(t->env_user, sizeof(t->env_user), "USER=%s", pw->pw_name);
+	snprintf(t->env_logname, sizeof(t->env_logname), "LOGNAME=%s",
+		 pw->pw_name);
+}
+
 int jt_target_identity(struct jt_target *t, const char *user, bool as_root)
 {
 	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID");
@@ -35,6 +52,7 @@ int jt_target_identity(struct jt_target *t, const char *user, bool as_root)
 	t->uid = getuid();
 	t->gid = getgid();
 	t->ngroups = 0;
+	t->env_home[0] = 0;
 	if (as_root)
 		return 0;
 	if (user) {
@@ -45,11 +63,15 @@ int jt_target_identity(struct jt_target *t, const char *user, bool as_root)
 		}
 		t->uid = pw->pw_uid;
 		t->gid = pw->pw_gid;
+		load_env(t, pw);
 		return load_groups(t, user);
 	}
 	if (suid && sgid) {
 		t->uid = strtoul(suid, NULL, 10);
 		t->gid = strtoul(sgid, NULL, 10);
+		pw = getpwuid(t->uid);
+		if (pw)
+			load_env(t, pw);
 		return load_groups(t, getenv("SUDO_USER"));
 	}
 	if (t->uid == 0) {
@@ -62,7 +84,7 @@ int jt_target_identity(struct jt_target *t, const char *user, bool as_root)
 	return 0;
 }
 
-static void drop_privileges(const struct jt_target *t)
+static void drop_privileges(struct jt_target *t)
 {
 	if (getuid() != 0 || t->uid == 0)
 		return;
@@ -70,6 +92,12 @@ static void drop_privileges(const struct jt_target *t)
 	    setuid(t->uid)) {
 		/* Never run the command with more rights than asked for. */
 		perror("jittrace: dropping privileges");
+		_exit(126);
+	}
+	/* The strings were made before fork; putenv keeps them, not copies. */
+	if (t->env_home[0] && (putenv(t->env_home) || putenv(t->env_user) ||
+			       putenv(t->env_logname))) {
+		perror("jittrace: setting the user's environment");
 		_exit(126);
 	}
 }

@@ -30,6 +30,14 @@ struct jt_target {
 	/* Resolved before fork: NSS in the child would show up as its mmaps. */
 	gid_t groups[64];
 	int ngroups;
+	/*
+	 * HOME=, USER= and LOGNAME= of the user the command runs as, as su
+	 * and sudo -u set them: sudo left root's, where a runtime's files
+	 * (LLVM's ~/.debug/jit) cannot be written. Empty: left alone.
+	 */
+	char env_home[4096 + 8];
+	char env_user[256 + 8];
+	char env_logname[256 + 8];
 	pid_t recorder;
 	struct jt_inherit inherit;
 };
