@@ -32,8 +32,8 @@ struct jt_target {
 	int ngroups;
 	/*
 	 * HOME=, USER= and LOGNAME= of the user the command runs as, as su
-	 * and sudo -u set them: sudo left root's, where a runtime's files
-	 * (LLVM's ~/.debug/jit) cannot be written. Empty: left alone.
+	 * and sudo -u set them: sudo left root's, where the user's own
+	 * files (Go's build cache) cannot be written. Empty: left alone.
 	 */
 	char env_home[4096 + 8];
 	char env_user[256 + 8];
